@@ -1,0 +1,100 @@
+// One interface for every EROFS compression algorithm: fixed-output encoding ("fill this
+// pcluster with as much input as fits") and bounded decoding. Algorithms are picked by name.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace erofs::compress {
+
+// Algorithm ids as stored on disk (superblock bitmap, map header).
+enum class Algorithm : uint8_t { Lz4 = 0, Lzma = 1, Deflate = 2, Zstd = 3 };
+inline constexpr unsigned kAlgorithmCount = 4;
+
+// Format limits (Z_EROFS_PCLUSTER_MAX_SIZE / _MAX_DSIZE): fill() never consumes more than
+// kMaxDecodedBytes, and decode() rejects larger inputs or outputs before touching them.
+inline constexpr size_t kMaxPclusterBytes = 1u << 20;
+inline constexpr size_t kMaxDecodedBytes = 12u << 20;
+
+std::string_view algorithm_name(Algorithm alg);
+
+// A parsed `-z` argument: "lz4", "lz4hc,12", "lz4hc,level=12", "lzma,9", "lzma,dictsize=1048576",
+// "deflate,6", "zstd,15".
+struct Spec {
+  Algorithm algorithm = Algorithm::Lz4;
+  std::string name;        // canonical: lz4, lz4hc, lzma, deflate, zstd
+  int level = -1;          // -1: the algorithm's default
+  uint32_t dict_size = 0;  // lzma only; 0: chosen from the pcluster size
+};
+
+class SpecError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// Throws SpecError with a one-line message naming the bad part.
+Spec parse_spec(std::string_view text);
+
+// Raised by decoders on corrupt or hostile input. The message says what is wrong.
+class DecodeError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct FillResult {
+  size_t consumed = 0;  // input bytes represented by the output
+  size_t produced = 0;  // output bytes written to the start of `out`
+};
+
+// Not thread-safe: one encoder per worker thread.
+class Encoder {
+ public:
+  virtual ~Encoder() = default;
+  virtual Algorithm algorithm() const = 0;
+
+  // Encodes the longest prefix of `in` whose stream fits in `out` (the pcluster), writing it to the
+  // start of `out`. The stream never begins with a zero byte (the reader strips leading zero padding).
+  // consumed == 0 means nothing could be encoded.
+  virtual FillResult fill(std::span<const uint8_t> in, std::span<uint8_t> out) = 0;
+
+  // Parameters the superblock's configuration record needs.
+  virtual uint32_t lzma_dict_size() const { return 0; }
+  virtual uint8_t deflate_window_bits() const { return 15; }
+  virtual uint8_t zstd_window_log() const { return 0; }  // log2(window) - 10
+};
+
+// max_pcluster_bytes bounds `out` for every later fill() call (used to size windows and dictionaries).
+std::unique_ptr<Encoder> make_encoder(const Spec& spec, uint32_t max_pcluster_bytes);
+
+// Per-image decoding parameters, from the superblock's configuration records.
+struct DecoderConfig {
+  uint32_t lzma_dict_size = 8u << 20;
+  uint8_t deflate_window_bits = 15;
+  uint8_t zstd_window_log = 10;
+};
+
+// Not thread-safe: one decoder per thread; it keeps library contexts between calls.
+class Decoder {
+ public:
+  explicit Decoder(DecoderConfig config = {});
+  ~Decoder();
+  Decoder(const Decoder&) = delete;
+  Decoder& operator=(const Decoder&) = delete;
+
+  // Decodes `in` (leading zero padding already stripped) into exactly out.size() bytes.
+  // partial: the stream may hold more output than out.size(); decoding stops early.
+  // Otherwise the stream must produce exactly out.size() bytes. Throws DecodeError.
+  void decode(Algorithm alg, std::span<const uint8_t> in, std::span<uint8_t> out, bool partial);
+
+ private:
+  struct State;
+  DecoderConfig config_;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace erofs::compress

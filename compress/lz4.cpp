@@ -1,0 +1,63 @@
+// LZ4 (algorithm 0): raw LZ4 blocks. liblz4 has a native fixed-output mode (destSize), so
+// fill() is a single library call.
+#include <lz4.h>
+#include <lz4hc.h>
+
+#include <algorithm>
+#include <climits>
+#include <vector>
+
+#include "compress/internal.h"
+
+namespace erofs::compress::detail {
+
+namespace {
+
+class Lz4Encoder final : public Encoder {
+ public:
+  Lz4Encoder(bool hc, int level) : hc_(hc), level_(level) {
+    if (hc_) state_.resize(size_t(LZ4_sizeofStateHC()));
+  }
+
+  Algorithm algorithm() const override { return Algorithm::Lz4; }
+
+  FillResult fill(std::span<const uint8_t> in, std::span<uint8_t> out) override {
+    int size = int(std::min({in.size(), kMaxDecodedBytes, size_t(LZ4_MAX_INPUT_SIZE)}));
+    const int room = int(std::min(out.size(), size_t(INT_MAX)));
+    if (size == 0 || room == 0) return {};
+    const auto* src = reinterpret_cast<const char*>(in.data());
+    auto* dst = reinterpret_cast<char*>(out.data());
+    const int produced = hc_ ? LZ4_compress_HC_destSize(state_.data(), src, dst, &size, room, level_)
+                             : LZ4_compress_destSize(src, dst, &size, room);
+    // Nothing consumed would leave a lone zero token, which 0PADDING cannot represent.
+    if (produced <= 0 || size <= 0) return {};
+    return {size_t(size), size_t(produced)};
+  }
+
+ private:
+  bool hc_;
+  int level_;
+  std::vector<char> state_;  // LZ4HC's 256 KiB state, kept so each fill does not allocate it
+};
+
+class Lz4Decoder final : public AlgDecoder {
+ public:
+  void decode(std::span<const uint8_t> in, std::span<uint8_t> out, bool partial) override {
+    const auto* src = reinterpret_cast<const char*>(in.data());
+    auto* dst = reinterpret_cast<char*>(out.data());
+    const int n = int(in.size()), m = int(out.size());
+    const int got = partial ? LZ4_decompress_safe_partial(src, dst, n, m, m) : LZ4_decompress_safe(src, dst, n, m);
+    if (got < 0) {
+      if (partial) throw_decode("lz4: corrupt stream");
+      throw_decode("lz4: corrupt stream or more than {} bytes of output", m);
+    }
+    if (got != m) throw_short("lz4", size_t(got), out.size());
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Encoder> make_lz4_encoder(bool hc, int level) { return std::make_unique<Lz4Encoder>(hc, level); }
+std::unique_ptr<AlgDecoder> make_lz4_decoder() { return std::make_unique<Lz4Decoder>(); }
+
+}  // namespace erofs::compress::detail

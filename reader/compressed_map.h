@@ -1,0 +1,87 @@
+// Logical-to-physical mapping of compressed inodes (COMPRESSED_FULL / COMPRESSED_COMPACT):
+// full and compact lcluster indexes, 48-bit encoded extents, inline (ztailpacking) tails and
+// fragments. Every index number is validated; the bytes are not read here.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "format/zmap.h"
+#include "reader/image.h"
+
+namespace erofs::reader {
+
+class ImageImpl;
+
+// One extent: the decoded bytes [la, la + llen) of the file.
+struct ZExtent {
+  enum class Source : uint8_t {
+    Hole,      // reads as zeros (unmapped encoded extent)
+    Device,    // pcluster at byte `pa` of the device
+    Inline,    // pcluster at byte `pa` of the inode's metadata stream (ztailpacking)
+    Fragment,  // bytes at offset `pa` of the packed inode's data (nothing to decode)
+  };
+  uint64_t la = 0;
+  uint64_t llen = 0;
+  Source source = Source::Hole;
+  uint64_t pa = 0;
+  uint32_t plen = 0;
+  int algorithm = -1;        // compress::Algorithm id; -1: stored uncompressed
+  bool interlaced = false;   // uncompressed and rotated in its pcluster (format §3.12)
+  bool partial = false;      // the stream decodes to more than llen bytes (dedupe PARTIAL_REF)
+};
+
+class CompressedMap {
+ public:
+  // Reads and validates the map header of `inode`.
+  CompressedMap(const ImageImpl& image, const Inode& inode);
+  // The extent holding byte `offset` (< inode size).
+  ZExtent map(uint64_t offset) const;
+
+ private:
+  // One lcluster index entry, full or compact, decoded to the same shape.
+  struct Lcluster {
+    uint64_t lcn = 0;
+    format::LclusterType type = format::LclusterType::Plain;
+    uint16_t clusterofs = 0;  // HEAD/PLAIN
+    uint64_t pblk = 0;        // HEAD/PLAIN
+    bool partial_ref = false;
+    uint16_t delta0 = 0;      // NONHEAD: lookback distance (1 for the CBLKCNT entry)
+    uint16_t delta1 = 0;      // NONHEAD: lookahead distance (0: unknown, step by one)
+    uint16_t cblkcnt = 0;     // NONHEAD carrying the pcluster block count
+    bool is_head() const { return type != format::LclusterType::NonHead; }
+  };
+
+  Lcluster load(uint64_t lcn) const;
+  Lcluster load_full(uint64_t lcn) const;
+  Lcluster load_compact(uint64_t lcn) const;
+  // The HEAD/PLAIN entry of the extent holding `offset`, and where that extent ends if the first
+  // entry already told (a HEAD after `offset` in the same lcluster).
+  Lcluster find_head(uint64_t offset, std::optional<uint64_t>& end) const;
+  uint64_t extent_end(uint64_t from_lcn) const;
+  uint32_t compressed_blocks(const Lcluster& head) const;
+  uint64_t index_end() const;
+  ZExtent map_lclusters(uint64_t offset) const;
+  ZExtent map_encoded_extents(uint64_t offset) const;
+  ZExtent fragment(uint64_t la, uint64_t llen, uint64_t offset) const;
+  [[noreturn]] void corrupt(const std::string& what) const;
+
+  const ImageImpl& image_;
+  const Inode& inode_;
+  format::MapHeader header_;
+  uint64_t header_pos_ = 0;
+  unsigned lcluster_bits_ = 0;
+  uint64_t lclusters_ = 0;        // index entries that exist (full: per lcluster, compact: per block)
+  bool whole_file_fragment_ = false;
+  uint64_t fragment_off_ = 0;
+  bool has_fragment_ = false;
+  uint16_t inline_size_ = 0;
+  uint64_t inline_pos_ = 0;
+  std::optional<uint64_t> tail_head_lcn_;
+  bool extents_ = false;          // 48-bit encoded extent records instead of lcluster indexes
+  uint32_t record_size_ = 0;
+  uint64_t extent_count_ = 0;
+  format::CompactLayout compact_;
+};
+
+}  // namespace erofs::reader

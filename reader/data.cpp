@@ -1,0 +1,117 @@
+// File data of the uncompressed layouts (FLAT_PLAIN, FLAT_INLINE, CHUNK_BASED) and the dispatch
+// to the compressed reader.
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "format/constants.h"
+#include "format/endian.h"
+#include "format/zmap.h"
+#include "reader/checked.h"
+#include "reader/image_impl.h"
+
+namespace erofs::reader {
+
+size_t ImageImpl::read(const Inode& file, uint64_t offset, std::span<uint8_t> buf) const {
+  if (offset >= file.size || buf.empty()) return 0;
+  buf = buf.first(size_t(std::min<uint64_t>(buf.size(), file.size - offset)));
+  switch (file.layout()) {
+    case format::Layout::FlatPlain:
+    case format::Layout::FlatInline:
+      return read_flat(file, offset, buf);
+    case format::Layout::ChunkBased:
+      return read_chunked(file, offset, buf);
+    case format::Layout::CompressedFull:
+    case format::Layout::CompressedCompact:
+      return read_compressed(file, offset, buf);
+  }
+  throw CorruptError(fmt::format("nid {}: unknown data layout", file.nid));
+}
+
+void ImageImpl::read_device(uint64_t addr, std::span<uint8_t> buf) const {
+  const uint64_t end = checked::add(addr, buf.size());
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    const auto& dev = devices_[i];
+    if (dev.uniaddr == 0) continue;
+    const uint64_t dev_start = checked::shl(dev.uniaddr, sb_.blkszbits);
+    const uint64_t dev_end = checked::add(dev_start, checked::shl(dev.blocks, sb_.blkszbits));
+    if (addr < dev_end && end > dev_start)
+      throw UnsupportedError(fmt::format("data at byte {} lies on extra device {}; extra devices are not supported",
+                                         addr, i + 1));
+  }
+  file_.read(addr, buf);
+}
+
+// `offset` and `buf` are already clamped to the file size by read().
+size_t ImageImpl::read_flat(const Inode& ino, uint64_t offset, std::span<uint8_t> buf) const {
+  const uint64_t blocks = checked::div_round_up(ino.size, blksz_);
+  const bool inline_tail = ino.layout() == format::Layout::FlatInline;
+  // Bytes held in device blocks; with an inline tail, the last (partial or full) block is inline.
+  const uint64_t device_bytes = (blocks - (inline_tail ? 1 : 0)) << sb_.blkszbits;
+  size_t done = 0;
+  if (offset < device_bytes) {
+    const size_t n = size_t(std::min<uint64_t>(buf.size(), device_bytes - offset));
+    if (ino.startblk == format::kNullAddr)
+      std::memset(buf.data(), 0, n);  // FLAT_PLAIN without blocks: a hole reading as zeros
+    else
+      read_device(checked::add(checked::shl(ino.startblk, sb_.blkszbits), offset), buf.first(n));
+    done = n;
+  }
+  if (done < buf.size()) {
+    // inode() checked that the tail sits inside one block of the metadata stream.
+    const uint64_t tail_pos = checked::add(ino.meta_end(), offset + done - device_bytes);
+    read_meta(ino.in_metabox(), tail_pos, buf.subspan(done));
+    done = buf.size();
+  }
+  return done;
+}
+
+size_t ImageImpl::read_chunked(const Inode& ino, uint64_t offset, std::span<uint8_t> buf) const {
+  const uint16_t chunk_format = uint16_t(ino.disk.u);
+  const unsigned chunk_bits = sb_.blkszbits + (chunk_format & format::kChunkFormatBlkbitsMask);
+  const bool indexes = chunk_format & format::kChunkFormatIndexes;
+  const uint64_t unit = indexes ? format::kFullIndexSize : 4;
+  const uint64_t table = checked::round_up(ino.meta_end(), unit);
+  const uint64_t addr_mask = (chunk_format & format::kChunkFormat48Bit) ? (1ull << 48) - 1 : (1ull << 32) - 1;
+
+  size_t done = 0;
+  while (done < buf.size()) {
+    const uint64_t pos = offset + done;
+    const uint64_t chunk = pos >> chunk_bits;
+    const uint64_t in_chunk = pos - (chunk << chunk_bits);
+    const size_t n = size_t(std::min<uint64_t>(buf.size() - done, (1ull << chunk_bits) - in_chunk));
+    uint8_t entry[format::kFullIndexSize];
+    read_meta(ino.in_metabox(), table + chunk * unit, std::span(entry, unit));  // in range: inode() checked the table
+
+    uint64_t startblk;
+    bool hole;
+    if (indexes) {
+      const auto idx = format::ChunkIndex::decode(entry);
+      startblk = (idx.startblk_lo | (uint64_t(idx.startblk_hi) << 32)) & addr_mask;
+      hole = ((startblk ^ ~0ull) & addr_mask) == 0;
+      if (!hole && idx.device_id != 0) {
+        if (devices_.empty())
+          throw CorruptError(fmt::format("nid {}: chunk {} names device {}, but the image has no device table",
+                                         ino.nid, chunk, idx.device_id));
+        const uint16_t dev = idx.device_id & device_id_mask_;
+        if (dev > devices_.size())
+          throw CorruptError(fmt::format("nid {}: chunk {} names device {} of {}", ino.nid, chunk, dev, devices_.size()));
+        if (dev != 0)
+          throw UnsupportedError(fmt::format("nid {}: chunk {} lies on extra device {}; extra devices are not supported",
+                                             ino.nid, chunk, dev));
+      }
+    } else {
+      startblk = format::get_le32(entry);
+      hole = startblk == format::kNullAddr;
+    }
+    if (hole)
+      std::memset(buf.data() + done, 0, n);
+    else
+      read_device(checked::add(checked::shl(startblk, sb_.blkszbits), in_chunk), buf.subspan(done, n));
+    done += n;
+  }
+  return done;
+}
+
+}  // namespace erofs::reader

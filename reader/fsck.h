@@ -1,0 +1,27 @@
+// Checks every structure of an image: superblock, inodes, directories (names, order, "." and
+// "..", file types), link counts, directory loops, xattrs, symlinks and all file data.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace erofs::reader {
+
+struct FsckOptions {
+  bool check_data = true;  // read (and decompress) every byte of every file
+  size_t max_problems = 1000;
+};
+
+struct FsckReport {
+  std::vector<std::string> problems;  // one line each
+  uint64_t inodes = 0, directories = 0, files = 0, data_bytes = 0;
+  bool clean() const { return problems.empty(); }
+};
+
+// Never throws for a damaged image: every failure becomes a problem line. Throws only when the
+// image cannot be opened at all (the message says why).
+FsckReport fsck_image(const std::string& path, const FsckOptions& options);
+
+}  // namespace erofs::reader

@@ -1,0 +1,107 @@
+// Read-only access to an EROFS image: superblock, inodes, directories, path lookup, file data
+// and xattrs. Thread-safe (pread-based); every on-disk number is validated before use, and any
+// inconsistency raises CorruptError with a one-line message that names the inode and the problem.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "format/constants.h"
+#include "format/inode.h"
+#include "format/superblock.h"
+
+namespace erofs::reader {
+
+// The image is damaged or hostile.
+class CorruptError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+// The image uses a feature this reader does not support; the message names it.
+class UnsupportedError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+// I/O failures and lookups of paths that do not exist (message like strerror, with the path).
+class IoError : public std::runtime_error {
+ public:
+  IoError(const std::string& what, int err) : std::runtime_error(what), error(err) {}
+  int error;  // errno value
+};
+
+struct Inode {
+  uint64_t nid = 0;
+  format::DiskInode disk;
+  uint64_t pos = 0;          // byte offset of the inode in the image (or metabox stream)
+  uint32_t xattr_size = 0;   // inline xattr area size
+  uint32_t mode = 0;
+  uint64_t size = 0;
+  uint32_t uid = 0, gid = 0;
+  int64_t mtime = 0;         // seconds, resolved against the superblock epoch for compact inodes
+  uint32_t mtime_nsec = 0;
+  uint32_t nlink = 0;
+  uint32_t rdev_major = 0, rdev_minor = 0;
+  uint64_t startblk = format::kNullAddr;  // flat layouts: first data block (NULL: none)
+
+  bool is_dir() const;
+  bool is_reg() const;
+  bool is_symlink() const;
+  format::Layout layout() const { return disk.layout; }
+  // nid bit 63: the inode and its metadata live in the metabox inode's data, not on the device.
+  bool in_metabox() const { return nid >> 63; }
+  uint64_t meta_end() const { return pos + disk.disk_size() + xattr_size; }
+};
+
+struct DirEntry {
+  std::string name;
+  uint64_t nid = 0;
+  uint8_t file_type = 0;
+};
+
+struct Xattr {
+  std::string name;  // full name, prefix included ("user.foo", "system.posix_acl_access")
+  std::string value;
+};
+
+struct OpenOptions {
+  bool verify_checksum = true;
+};
+
+class Image {
+ public:
+  // Throws IoError (cannot open/read), CorruptError (bad magic, checksum, sizes) or
+  // UnsupportedError (unknown incompatible features: the message names them).
+  static std::unique_ptr<Image> open(const std::string& path, const OpenOptions& options = {});
+  virtual ~Image() = default;
+
+  virtual const format::Superblock& superblock() const = 0;
+  virtual uint32_t block_size() const = 0;
+  virtual uint64_t image_size() const = 0;  // bytes of the image file
+  virtual uint64_t root_nid() const = 0;
+
+  virtual Inode inode(uint64_t nid) const = 0;
+  // Calls fn for every entry in on-disk order, "." and ".." included; fn returns false to stop.
+  virtual void read_dir(const Inode& dir, const std::function<bool(const DirEntry&)>& fn) const = 0;
+  // Binary search over blocks then entries.
+  virtual std::optional<DirEntry> lookup(const Inode& dir, std::string_view name) const = 0;
+  // "/a/b/c" or "a/b/c" from the root; symlinks in the middle are followed (depth limit 40); the last
+  // component is followed only when follow_last is set. Throws IoError(ENOENT/ENOTDIR/ELOOP).
+  virtual Inode resolve(std::string_view path, bool follow_last = false) const = 0;
+
+  // Reads up to buf.size() bytes at `offset`, clamped to the file size; returns the byte count.
+  virtual size_t read(const Inode& file, uint64_t offset, std::span<uint8_t> buf) const = 0;
+  virtual std::string readlink(const Inode& link) const = 0;
+  virtual std::vector<Xattr> xattrs(const Inode& inode) const = 0;
+
+  // Raw bytes of the image (bounds-checked), for fsck and dump.
+  virtual void read_raw(uint64_t offset, std::span<uint8_t> buf) const = 0;
+};
+
+}  // namespace erofs::reader

@@ -1,0 +1,88 @@
+// The concrete Image. Internal to the reader: its public members are the building blocks the
+// reader's own files share (metadata streams, device reads), not an API for other layers.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "format/devices.h"
+#include "format/superblock.h"
+#include "format/zmap.h"
+#include "reader/image.h"
+#include "reader/image_file.h"
+
+namespace erofs::reader {
+
+inline constexpr uint64_t kMetaboxNidBit = 1ull << 63;
+
+class ImageImpl final : public Image {
+ public:
+  ImageImpl(const std::string& path, const OpenOptions& options);
+
+  const format::Superblock& superblock() const override { return sb_; }
+  uint32_t block_size() const override { return blksz_; }
+  uint64_t image_size() const override { return file_.size(); }
+  uint64_t root_nid() const override { return sb_.root_nid(); }
+
+  Inode inode(uint64_t nid) const override;
+  void read_dir(const Inode& dir, const std::function<bool(const DirEntry&)>& fn) const override;
+  std::optional<DirEntry> lookup(const Inode& dir, std::string_view name) const override;
+  Inode resolve(std::string_view path, bool follow_last) const override;
+  size_t read(const Inode& file, uint64_t offset, std::span<uint8_t> buf) const override;
+  std::string readlink(const Inode& link) const override;
+  std::vector<Xattr> xattrs(const Inode& inode) const override;
+  void read_raw(uint64_t offset, std::span<uint8_t> buf) const override { file_.read(offset, buf); }
+
+  // Inode metadata (inodes, xattr ibodies, index and chunk tables, inline data) lives either on the
+  // device or, for nids with bit 63 set, in the decompressed data of the metabox inode.
+  uint64_t meta_size(bool metabox) const;
+  void read_meta(bool metabox, uint64_t pos, std::span<uint8_t> buf) const;
+
+  // File data on the device at a byte address. Addresses inside an extra device's range of the
+  // unified address space are refused as unsupported.
+  void read_device(uint64_t addr, std::span<uint8_t> buf) const;
+
+  unsigned block_bits() const { return sb_.blkszbits; }
+  const std::vector<format::DeviceSlot>& devices() const { return devices_; }
+  uint16_t device_id_mask() const { return device_id_mask_; }
+
+ private:
+  void load_superblock(const OpenOptions& options);
+  void load_device_table();
+  void load_special_inodes();
+  void check_flat_extent(const Inode& ino) const;
+  void check_chunk_table(const Inode& ino) const;
+
+  size_t read_flat(const Inode& ino, uint64_t offset, std::span<uint8_t> buf) const;
+  size_t read_chunked(const Inode& ino, uint64_t offset, std::span<uint8_t> buf) const;
+  size_t read_compressed(const Inode& ino, uint64_t offset, std::span<uint8_t> buf) const;
+
+  // One directory block of `dir`, read into `storage` (blksz bytes at most).
+  std::span<const uint8_t> dir_block(const Inode& dir, uint64_t index, std::vector<uint8_t>& storage) const;
+
+  // Long xattr name prefixes, expanded (short prefix of the base index + infix).
+  const std::vector<std::string>& long_prefixes() const;
+  std::optional<std::string> xattr_name(uint64_t nid, uint8_t index, std::string_view suffix) const;
+  void read_shared_xattr(uint64_t nid, uint32_t id, std::vector<Xattr>& out) const;
+
+  ImageFile file_;
+  format::Superblock sb_;
+  uint32_t blksz_ = 0;
+  uint64_t meta_base_ = 0;  // byte offset of nid 0 on the device
+  uint16_t available_algs_ = 0;
+  format::ComprConfigs compr_cfgs_;
+  std::vector<format::DeviceSlot> devices_;
+  uint16_t device_id_mask_ = 0;
+  std::optional<Inode> metabox_;
+  std::optional<Inode> packed_;
+
+  // Loaded on first use: reading them may need the packed or metabox inode's compressed data.
+  mutable std::mutex prefixes_mutex_;
+  mutable std::optional<std::vector<std::string>> prefixes_;
+};
+
+}  // namespace erofs::reader

@@ -1,0 +1,384 @@
+#include "writer/builder.h"
+
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <unordered_map>
+
+#include "format/constants.h"
+#include "format/dirent.h"
+#include "format/endian.h"
+#include "format/inode.h"
+#include "format/superblock.h"
+#include "writer/dir_blocks.h"
+#include "writer/errors.h"
+#include "writer/file_data.h"
+#include "writer/image_file.h"
+#include "writer/source_dir.h"
+#include "writer/xattr_plan.h"
+
+namespace erofs::writer {
+namespace {
+
+using namespace erofs::format;
+
+uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+// Everything decided about one inode before and while the image is written.
+struct Plan {
+  Inode* src = nullptr;
+  bool extended = false;
+  uint32_t xattr_size = 0;
+  uint64_t data_size = 0;  // bytes of content: file size, directory size or target length
+  bool inline_tail = false;
+  FilePlacement data;
+  uint64_t nid = 0;
+  uint32_t serial = 0;
+};
+
+class Builder {
+ public:
+  Builder(Tree& tree, const std::string& target, const BuildOptions& o)
+      : tree_(tree), target_(target), opt_(o), bs_(o.block_size), xattrs_(tree, o.warn) {
+    if (bs_ < 512 || bs_ > 4096 || (bs_ & (bs_ - 1)))
+      throw BuildError("block size must be 512, 1024, 2048 or 4096, not " + std::to_string(bs_));
+    if (o.chunk_size && (o.chunk_size < bs_ || (o.chunk_size & (o.chunk_size - 1))))
+      throw BuildError("chunk size must be a power of two of at least the block size");
+    if (opt_.label.size() > 15) throw BuildError("volume label longer than 15 bytes: " + opt_.label);
+  }
+
+  BuildStats run() {
+    auto t0 = std::chrono::steady_clock::now();
+    apply_times();
+    plan_inodes();
+    ImageFile out(target_);
+    sb_block_ = uint32_t(kSuperblockOffset / bs_);
+    out.pad_to(uint64_t(sb_block_ + 1) * bs_);
+    write_data(out);
+    write_shared_xattrs(out);
+    assign_nids(out.offset() / bs_);
+    write_metadata(out);
+    finish(out);
+    stats_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return stats_;
+  }
+
+ private:
+  // Compact inodes carry no time of their own: they show the superblock epoch. The epoch is the
+  // fixed time if one was given, else the most common whole-second mtime, so that as many inodes as
+  // possible can be compact without losing their time.
+  void apply_times() {
+    if (opt_.fixed_time && !opt_.mkfs_time_only)
+      for (auto& ino : tree_.inodes) {
+        ino->mtime = *opt_.fixed_time;
+        ino->mtime_nsec = 0;
+      }
+    if (opt_.fixed_time) {
+      epoch_ = *opt_.fixed_time;
+      return;
+    }
+    std::map<int64_t, uint64_t> counts;
+    int64_t newest = INT64_MIN;
+    for (auto& ino : tree_.inodes) {
+      newest = std::max(newest, ino->mtime);
+      if (ino->mtime_nsec == 0) ++counts[ino->mtime];
+    }
+    epoch_ = newest;
+    uint64_t best = 0;
+    for (auto [t, n] : counts)
+      if (n > best) {
+        best = n;
+        epoch_ = t;
+      }
+  }
+
+  bool fits_compact(const Inode* ino, uint64_t data_size) const {
+    if (opt_.inode_form == InodeForm::Extended) return false;
+    if (data_size > UINT32_MAX || ino->uid > 0xFFFF || ino->gid > 0xFFFF || ino->nlink > 0xFFFF) return false;
+    if (opt_.inode_form == InodeForm::Compact) return true;
+    return ino->mtime == epoch_ && ino->mtime_nsec == 0;
+  }
+
+  uint64_t dir_size(const Inode* dir) const {
+    // "." and ".." sort among the children; the packing depends on the order.
+    std::vector<std::string_view> names = {".", ".."};
+    for (auto& d : dir->children) names.push_back(d.name);
+    std::sort(names.begin(), names.end());
+    DirSizer sizer(bs_);
+    for (auto n : names) sizer.add(n.size());
+    return sizer.size();
+  }
+
+  // Breadth-first order: a directory's children's inodes sit together, close to it.
+  void plan_inodes() {
+    std::deque<Inode*> queue = {tree_.root};
+    std::unordered_map<const Inode*, bool> seen = {{tree_.root, true}};
+    while (!queue.empty()) {
+      Inode* ino = queue.front();
+      queue.pop_front();
+      index_[ino] = plans_.size();
+      Plan& p = plans_.emplace_back();
+      p.src = ino;
+      p.serial = uint32_t(plans_.size());
+      p.xattr_size = xattrs_.ibody_size(ino);
+      if (ino->is_dir()) p.data_size = dir_size(ino);
+      else if (ino->is_reg() || ino->is_symlink()) p.data_size = ino->size;
+      p.extended = !fits_compact(ino, p.data_size);
+      uint64_t tail = p.data_size % bs_;
+      uint32_t isize = p.extended ? kExtendedInodeSize : kCompactInodeSize;
+      p.inline_tail = tail && isize + p.xattr_size + tail <= bs_ && !(ino->is_reg() && opt_.chunk_size);
+      for (auto& d : ino->children)
+        if (seen.emplace(d.inode, true).second) queue.push_back(d.inode);
+      count(ino, p);
+    }
+  }
+
+  void count(const Inode* ino, const Plan& p) {
+    ++stats_.inodes;
+    (p.extended ? stats_.extended_inodes : stats_.compact_inodes)++;
+    if (ino->is_dir()) ++stats_.directories;
+    else if (ino->is_reg()) ++stats_.regular_files;
+    else if (ino->is_symlink()) ++stats_.symlinks;
+    else ++stats_.specials;
+    if (!ino->is_dir() && ino->nlink > 1) stats_.hard_links += ino->nlink - 1;
+  }
+
+  // File contents go first, in depth-first name order, so reading a subtree reads forward.
+  void write_data(ImageFile& out) {
+    data_start_ = out.offset() / bs_;
+    std::vector<Inode*> stack = {tree_.root};
+    std::unordered_map<const Inode*, bool> done;
+    while (!stack.empty()) {
+      Inode* ino = stack.back();
+      stack.pop_back();
+      if (!done.emplace(ino, true).second) continue;
+      Plan& p = plans_[index_.at(ino)];
+      if (ino->is_reg()) {
+        uint64_t got = 0;
+        unsigned chunk_bits = opt_.chunk_size ? unsigned(__builtin_ctz(opt_.chunk_size)) : 0;
+        p.data = write_file_data(out, ino->source_path, ino->size, {bs_, p.inline_tail, chunk_bits}, got);
+        stats_.bytes_in += got;
+        if (p.data.layout == Layout::ChunkBased) uses_chunks_ = true;
+      } else if (ino->is_symlink()) {
+        write_bytes(out, p, reinterpret_cast<const uint8_t*>(ino->symlink_target.data()));
+      }
+      for (auto it = ino->children.rbegin(); it != ino->children.rend(); ++it) stack.push_back(it->inode);
+    }
+    stats_.data_blocks = out.offset() / bs_ - data_start_;
+  }
+
+  // Content held in memory (symlink targets, directories): full blocks appended, tail kept inline.
+  void write_bytes(ImageFile& out, Plan& p, const uint8_t* bytes) {
+    uint64_t full = p.inline_tail ? p.data_size / bs_ * bs_ : p.data_size;
+    p.data.layout = p.inline_tail ? Layout::FlatInline : Layout::FlatPlain;
+    if (full) {
+      p.data.startblk = out.offset() / bs_;
+      out.append({bytes, size_t(full)});
+      out.pad_to(round_up(out.offset(), bs_));
+      p.data.blocks = (full + bs_ - 1) / bs_;
+    }
+    if (p.inline_tail) p.data.tail.assign(bytes + full, bytes + p.data_size);
+  }
+
+  void write_shared_xattrs(ImageFile& out) {
+    if (xattrs_.shared_area().empty()) return;
+    xattr_blkaddr_ = out.offset() / bs_;
+    out.append(xattrs_.shared_area());
+    out.pad_to(round_up(out.offset(), bs_));
+  }
+
+  uint32_t inode_size(const Plan& p) const { return p.extended ? kExtendedInodeSize : kCompactInodeSize; }
+
+  // Bytes after the inode and its xattrs: the chunk map, then an inline tail.
+  uint64_t record_size(const Plan& p, uint64_t pos) const {
+    uint64_t end = pos + inode_size(p) + p.xattr_size;
+    if (p.data.layout == Layout::ChunkBased) end = round_up(end, 4) + 4 * p.data.chunk_map.size();
+    if (p.inline_tail) end += p.data_size % bs_;
+    return end - pos;
+  }
+
+  // Inodes are packed on 32-byte slots from meta_blkaddr; a record whose inline tail would cross a
+  // block boundary starts at the next block instead. Slot 0 stays unused: nid 0 means "none" in
+  // several superblock fields.
+  void assign_nids(uint64_t meta_blkaddr) {
+    meta_blkaddr_ = meta_blkaddr;
+    uint64_t pos = kSlotSize;
+    for (auto& p : plans_) {
+      if (p.src->is_dir()) p.data.layout = p.inline_tail ? Layout::FlatInline : Layout::FlatPlain;
+      uint64_t size = record_size(p, pos);
+      if (p.inline_tail) {
+        uint64_t tail = p.data_size % bs_;
+        uint64_t tail_start = pos + size - tail;
+        if (tail_start / bs_ != (tail_start + tail - 1) / bs_) {
+          pos = round_up(pos, bs_);
+          size = record_size(p, pos);
+        }
+      }
+      p.nid = pos / kSlotSize;
+      pos = round_up(pos + size, kSlotSize);
+    }
+    meta_bytes_ = round_up(pos, bs_);
+    if (plans_.front().nid > 0xFFFF) throw BuildError("internal error: root nid does not fit 16 bits");
+  }
+
+  std::vector<uint8_t> directory_content(const Inode* dir) const {
+    std::vector<DirRecord> entries;
+    entries.push_back({".", plans_[index_.at(dir)].nid, uint8_t(FileType::Directory)});
+    entries.push_back({"..", plans_[index_.at(dir->parent)].nid, uint8_t(FileType::Directory)});
+    for (auto& d : dir->children)
+      entries.push_back({d.name, plans_[index_.at(d.inode)].nid, uint8_t(file_type_of_mode(d.inode->mode))});
+    std::sort(entries.begin(), entries.end(), [](auto& a, auto& b) { return a.name < b.name; });
+    return encode_directory(entries, bs_);
+  }
+
+  void write_metadata(ImageFile& out) {
+    const uint64_t meta_base = meta_blkaddr_ * bs_;
+    // Directory blocks follow the inodes; their addresses are known now that the nids are.
+    uint64_t dir_blk = meta_blkaddr_ + meta_bytes_ / bs_;
+    std::vector<std::vector<uint8_t>> dir_blocks;
+    std::vector<uint8_t> rec;
+    for (auto& p : plans_) {
+      if (p.src->is_dir()) {
+        auto content = directory_content(p.src);
+        uint64_t full = p.inline_tail ? p.data_size / bs_ * bs_ : p.data_size;
+        if (full) {
+          p.data.startblk = dir_blk;
+          p.data.blocks = full / bs_ + (full % bs_ != 0);
+          dir_blk += p.data.blocks;
+          dir_blocks.emplace_back(content.begin(), content.begin() + full);
+        }
+        if (p.inline_tail) p.data.tail.assign(content.begin() + full, content.end());
+      }
+      uint64_t pos = p.nid * kSlotSize;
+      rec.assign(record_size(p, pos), 0);
+      encode_inode(p, rec.data());
+      xattrs_.encode_ibody(p.src, rec.data() + inode_size(p));
+      size_t at = inode_size(p) + p.xattr_size;
+      if (p.data.layout == Layout::ChunkBased) {
+        at = size_t(round_up(pos + at, 4) - pos);
+        for (uint32_t blk : p.data.chunk_map) {
+          put_le32(rec.data() + at, blk);
+          at += 4;
+        }
+      }
+      if (p.inline_tail) std::memcpy(rec.data() + at, p.data.tail.data(), p.data.tail.size());
+      out.pad_to(meta_base + pos);
+      out.append(rec);
+    }
+    out.pad_to(meta_base + meta_bytes_);
+    stats_.meta_blocks = meta_bytes_ / bs_;
+    for (auto& b : dir_blocks) {
+      out.append(b);
+      out.pad_to(round_up(out.offset(), bs_));
+      stats_.meta_blocks += (b.size() + bs_ - 1) / bs_;
+    }
+  }
+
+  void encode_inode(const Plan& p, uint8_t* out) const {
+    const Inode* ino = p.src;
+    DiskInode d;
+    d.extended = p.extended;
+    d.layout = p.data.layout;
+    d.xattr_icount = xattrs_.icount(ino);
+    d.mode = uint16_t(ino->mode);
+    d.size = p.data_size;
+    d.ino = p.serial;
+    d.uid = ino->uid;
+    d.gid = ino->gid;
+    d.nlink = ino->nlink;
+    d.nb = p.extended ? 0 : uint16_t(ino->nlink);
+    d.mtime = p.extended ? ino->mtime : 0;
+    d.mtime_nsec = p.extended ? ino->mtime_nsec : 0;
+    if (S_ISCHR(ino->mode) || S_ISBLK(ino->mode)) d.u = encode_rdev(ino->rdev_major, ino->rdev_minor);
+    else if (S_ISFIFO(ino->mode) || S_ISSOCK(ino->mode)) d.u = 0;
+    else if (p.data.layout == Layout::ChunkBased) d.u = p.data.chunk_format;
+    else d.u = p.data.startblk >= kNullAddr ? kNullAddr : uint32_t(p.data.startblk);
+    d.encode({out, d.disk_size()});
+  }
+
+  void finish(ImageFile& out) {
+    uint64_t end = round_up(out.offset(), bs_);
+    out.pad_to(end);
+    uint64_t blocks = end / bs_;
+    if (blocks > UINT32_MAX) throw BuildError("image exceeds 2^32 blocks");
+    Superblock sb;
+    sb.magic = kMagic;
+    sb.feature_compat = kCompatSbChksum | kCompatMtime | (xattrs_.uses_filter() ? kCompatXattrFilter : 0);
+    sb.feature_incompat = uses_chunks_ ? kIncompatChunkedFile : 0;
+    sb.blkszbits = uint8_t(__builtin_ctz(bs_));
+    sb.root_nid_2b = uint16_t(plans_.front().nid);
+    sb.inos = plans_.size();
+    sb.epoch = epoch_;
+    sb.blocks_lo = uint32_t(blocks);
+    sb.meta_blkaddr = uint32_t(meta_blkaddr_);
+    sb.xattr_blkaddr = uint32_t(xattr_blkaddr_);
+    std::memcpy(sb.volume_name.data(), opt_.label.data(), opt_.label.size());
+    sb.uuid = make_uuid(out, sb);
+
+    // The checksum covers the superblock and the rest of its block (all zeros here).
+    std::vector<uint8_t> region(checksum_length(bs_), 0);
+    sb.encode(region);
+    sb.checksum = compute_checksum(region);
+    sb.encode(region);
+    out.patch(kSuperblockOffset, region);
+    out.commit(end);
+    stats_.image_bytes = end;
+  }
+
+  std::array<uint8_t, 16> make_uuid(ImageFile& out, const Superblock& sb) const {
+    std::array<uint8_t, 16> u{};
+    switch (opt_.uuid_mode) {
+      case UuidMode::Clear: return u;
+      case UuidMode::Fixed: return opt_.uuid;
+      case UuidMode::Random:
+        if (::getrandom(u.data(), u.size(), 0) != ssize_t(u.size())) throw BuildError("getrandom failed");
+        break;
+      case UuidMode::Derived: {
+        // From the image content, so equal inputs give equal images.
+        XXH128_hash_t h = out.content_hash();
+        uint8_t head[kSuperblockSize];
+        sb.encode(head);
+        XXH128_hash_t s = XXH3_128bits_withSeed(head, sizeof head, h.low64 ^ h.high64);
+        std::memcpy(u.data(), &s.low64, 8);
+        std::memcpy(u.data() + 8, &s.high64, 8);
+        break;
+      }
+    }
+    u[6] = uint8_t((u[6] & 0x0F) | (opt_.uuid_mode == UuidMode::Random ? 0x40 : 0x80));
+    u[8] = uint8_t((u[8] & 0x3F) | 0x80);
+    return u;
+  }
+
+  Tree& tree_;
+  std::string target_;
+  const BuildOptions& opt_;
+  uint32_t bs_;
+  XattrPlan xattrs_;
+  std::vector<Plan> plans_;
+  std::unordered_map<const Inode*, size_t> index_;
+  int64_t epoch_ = 0;
+  uint32_t sb_block_ = 0;
+  uint64_t data_start_ = 0, xattr_blkaddr_ = 0, meta_blkaddr_ = 0, meta_bytes_ = 0;
+  bool uses_chunks_ = false;
+  BuildStats stats_;
+};
+
+}  // namespace
+
+BuildStats build_image(Tree& tree, const std::string& image_path, const BuildOptions& options) {
+  return Builder(tree, image_path, options).run();
+}
+
+BuildStats build_image(const std::string& source_dir, const std::string& image_path, const BuildOptions& options) {
+  auto scan = scan_directory(source_dir, options.source, options.warn);
+  BuildStats stats = build_image(scan.tree, image_path, options);
+  stats.skipped_inputs = scan.skipped;
+  return stats;
+}
+
+}  // namespace erofs::writer

@@ -1,0 +1,117 @@
+#include "writer/file_data.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "writer/errors.h"
+#include "writer/source_dir.h"
+
+namespace erofs::writer {
+namespace {
+
+constexpr size_t kChunk = 1 << 20;
+
+struct SourceFile {
+  int fd;
+  const std::string& path;
+  ~SourceFile() { ::close(fd); }
+
+  void read_exact(uint64_t offset, uint8_t* buf, size_t len) const {
+    size_t done = 0;
+    while (done < len) {
+      ssize_t n = ::pread(fd, buf + done, len - done, off_t(offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw BuildError(errno_message("cannot read " + path, errno));
+      if (n == 0) throw BuildError(path + ": file shrank while the image was being built");
+      done += size_t(n);
+    }
+  }
+};
+
+// Data ranges [start, end) of the file, from SEEK_DATA/SEEK_HOLE; one range when the
+// filesystem does not report holes.
+std::vector<std::pair<uint64_t, uint64_t>> data_ranges(int fd, uint64_t size) {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  uint64_t pos = 0;
+  while (pos < size) {
+    off_t d = ::lseek(fd, off_t(pos), SEEK_DATA);
+    if (d < 0) {
+      if (errno == ENXIO) break;
+      return {{0, size}};
+    }
+    off_t h = ::lseek(fd, d, SEEK_HOLE);
+    if (h < 0) return {{0, size}};
+    out.emplace_back(uint64_t(d), std::min<uint64_t>(uint64_t(h), size));
+    pos = uint64_t(h);
+  }
+  return out;
+}
+
+}  // namespace
+
+FilePlacement write_file_data(ImageFile& out, const std::string& path, uint64_t size,
+                              const FileDataOptions& options, uint64_t& bytes_read) {
+  FilePlacement p;
+  bytes_read = 0;
+  if (size == 0) return p;
+  int fd = open_source_file(path);
+  if (fd < 0) throw BuildError(errno_message("cannot read " + path, errno));
+  SourceFile src{fd, path};
+  const uint32_t bs = options.block_size;
+  std::vector<uint8_t> buf(kChunk);
+
+  if (options.chunk_bits) {
+    auto ranges = data_ranges(fd, size);
+    unsigned bits = options.chunk_bits;
+    uint64_t chunk = 1ull << bits;
+    uint64_t nchunks = (size + chunk - 1) >> bits;
+    std::vector<bool> mapped(nchunks, false);
+    for (auto [s, e] : ranges)
+      for (uint64_t c = s >> bits; c <= (e - 1) >> bits; ++c) mapped[c] = true;
+    p.layout = format::Layout::ChunkBased;
+    p.chunk_format = uint16_t(bits - unsigned(__builtin_ctz(bs)));
+    p.chunk_map.assign(nchunks, format::kNullAddr);
+    for (uint64_t c = 0; c < nchunks; ++c) {
+      if (!mapped[c]) continue;
+      uint64_t start = c << bits, len = std::min(chunk, size - start);
+      uint64_t blk = out.offset() / bs;
+      if (blk >= format::kNullAddr) throw BuildError("image exceeds 2^32 blocks");
+      p.chunk_map[c] = uint32_t(blk);
+      for (uint64_t done = 0; done < len;) {
+        size_t n = size_t(std::min<uint64_t>(kChunk, len - done));
+        src.read_exact(start + done, buf.data(), n);
+        out.append({buf.data(), n});
+        done += n;
+      }
+      bytes_read += len;
+      out.pad_to((out.offset() + bs - 1) / bs * bs);
+      p.blocks += (len + bs - 1) / bs;
+    }
+    return p;
+  }
+
+  uint64_t full = options.inline_tail ? size / bs * bs : size;
+  if (full) p.startblk = out.offset() / bs;
+  for (uint64_t done = 0; done < full;) {
+    size_t n = size_t(std::min<uint64_t>(kChunk, full - done));
+    src.read_exact(done, buf.data(), n);
+    out.append({buf.data(), n});
+    done += n;
+  }
+  out.pad_to((out.offset() + bs - 1) / bs * bs);
+  p.blocks = (full + bs - 1) / bs;
+  if (options.inline_tail) {
+    p.layout = format::Layout::FlatInline;
+    p.tail.resize(size_t(size - full));
+    src.read_exact(full, p.tail.data(), p.tail.size());
+  }
+  bytes_read = size;
+  uint8_t probe;
+  if (::pread(fd, &probe, 1, off_t(size)) > 0) throw BuildError(path + ": file grew while the image was being built");
+  return p;
+}
+
+}  // namespace erofs::writer

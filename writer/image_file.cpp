@@ -1,0 +1,139 @@
+#include "writer/image_file.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+#include "writer/errors.h"
+
+namespace erofs::writer {
+namespace {
+
+constexpr size_t kBufferSize = 4 << 20;
+
+// One slot per live temporary file, readable from a signal handler.
+constexpr int kSlots = 16;
+std::atomic<const char*> g_temp_paths[kSlots];
+
+void register_temp(const char* p) {
+  for (auto& slot : g_temp_paths) {
+    const char* expected = nullptr;
+    if (slot.compare_exchange_strong(expected, p)) return;
+  }
+}
+
+void unregister_temp(const char* p) {
+  for (auto& slot : g_temp_paths) {
+    const char* expected = p;
+    if (slot.compare_exchange_strong(expected, nullptr)) return;
+  }
+}
+
+extern "C" void remove_temps_and_exit(int sig) {
+  for (auto& slot : g_temp_paths)
+    if (const char* p = slot.load()) ::unlink(p);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+}  // namespace
+
+void install_cleanup_signal_handlers() {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, remove_temps_and_exit);
+}
+
+ImageFile::ImageFile(const std::string& target) : target_(target) {
+  auto slash = target.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : target.substr(0, slash == 0 ? 1 : slash);
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) throw BuildError(errno_message("output directory " + dir, errno));
+  if (!S_ISDIR(st.st_mode)) throw BuildError("output directory " + dir + " is not a directory");
+  temp_ = target + ".tmp.XXXXXX";
+  fd_ = ::mkostemp(temp_.data(), O_CLOEXEC);
+  if (fd_ < 0) throw BuildError(errno_message("cannot create " + temp_, errno));
+  register_temp(temp_.c_str());
+  buf_.reserve(kBufferSize);
+  hash_ = XXH3_createState();
+  XXH3_128bits_reset(hash_);
+}
+
+ImageFile::~ImageFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_) ::unlink(temp_.c_str());
+  unregister_temp(temp_.c_str());
+  XXH3_freeState(hash_);
+}
+
+void ImageFile::flush() {
+  size_t done = 0;
+  while (done < buf_.size()) {
+    ssize_t n = ::pwrite(fd_, buf_.data() + done, buf_.size() - done, off_t(flushed_ + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw BuildError(errno_message("writing " + target_, errno));
+    }
+    done += size_t(n);
+  }
+  flushed_ += buf_.size();
+  buf_.clear();
+}
+
+void ImageFile::append(std::span<const uint8_t> data) {
+  XXH3_128bits_update(hash_, data.data(), data.size());
+  offset_ += data.size();
+  while (!data.empty()) {
+    size_t n = std::min(data.size(), kBufferSize - buf_.size());
+    buf_.insert(buf_.end(), data.begin(), data.begin() + n);
+    data = data.subspan(n);
+    if (buf_.size() == kBufferSize) flush();
+  }
+}
+
+void ImageFile::append_zeros(uint64_t n) {
+  static const std::vector<uint8_t> zeros(64 << 10, 0);
+  while (n) {
+    size_t k = size_t(std::min<uint64_t>(n, zeros.size()));
+    append({zeros.data(), k});
+    n -= k;
+  }
+}
+
+void ImageFile::pad_to(uint64_t offset) {
+  if (offset < offset_) throw BuildError("internal error: image layout moved backwards");
+  append_zeros(offset - offset_);
+}
+
+void ImageFile::patch(uint64_t offset, std::span<const uint8_t> data) {
+  flush();
+  if (::pwrite(fd_, data.data(), data.size(), off_t(offset)) != ssize_t(data.size()))
+    throw BuildError(errno_message("writing " + target_, errno));
+}
+
+XXH128_hash_t ImageFile::content_hash() { return XXH3_128bits_digest(hash_); }
+
+void ImageFile::read_back(uint64_t offset, std::span<uint8_t> out) {
+  flush();
+  if (::pread(fd_, out.data(), out.size(), off_t(offset)) != ssize_t(out.size()))
+    throw BuildError(errno_message("reading back " + temp_, errno));
+}
+
+void ImageFile::commit(uint64_t final_size) {
+  flush();
+  if (::ftruncate(fd_, off_t(final_size)) != 0) throw BuildError(errno_message("writing " + target_, errno));
+  if (::fchmod(fd_, 0644) != 0) throw BuildError(errno_message("chmod " + temp_, errno));
+  if (::close(fd_) != 0) {
+    fd_ = -1;
+    throw BuildError(errno_message("writing " + target_, errno));
+  }
+  fd_ = -1;
+  if (::rename(temp_.c_str(), target_.c_str()) != 0)
+    throw BuildError(errno_message("cannot rename " + temp_ + " to " + target_, errno));
+  committed_ = true;
+}
+
+}  // namespace erofs::writer

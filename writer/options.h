@@ -1,0 +1,51 @@
+// Everything that shapes an image build, independent of how the options were spelled.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace erofs::writer {
+
+enum class UuidMode { Derived, Random, Clear, Fixed };
+enum class InodeForm { Auto, Compact, Extended };
+
+struct SourceOptions {
+  bool all_root = false;
+  std::optional<uint32_t> force_uid, force_gid;
+  std::vector<std::string> exclude_paths;    // relative to the source root
+  std::vector<std::string> exclude_regexes;  // matched against the relative path
+  bool ignore_unreadable = false;            // warn and skip instead of failing
+};
+
+struct BuildOptions {
+  uint32_t block_size = 4096;
+  UuidMode uuid_mode = UuidMode::Derived;
+  std::array<uint8_t, 16> uuid{};
+  std::string label;
+  // -T / SOURCE_DATE_EPOCH: the image time; unless mkfs_time_only, also every inode's mtime.
+  std::optional<int64_t> fixed_time;
+  bool mkfs_time_only = false;
+  InodeForm inode_form = InodeForm::Auto;
+  // Non-zero: regular files are CHUNK_BASED with chunks of this many bytes (a power of two, at
+  // least the block size); chunks that are holes in the source stay unmapped.
+  uint32_t chunk_size = 0;
+  SourceOptions source;
+  std::function<void(const std::string&)> warn;  // non-fatal problems (skipped inputs)
+};
+
+struct BuildStats {
+  uint64_t inodes = 0, regular_files = 0, directories = 0, symlinks = 0, specials = 0;
+  uint64_t hard_links = 0;      // extra dentries naming an already counted inode
+  uint64_t bytes_in = 0;        // file content read from the source
+  uint64_t image_bytes = 0;
+  uint64_t data_blocks = 0, meta_blocks = 0;
+  uint64_t compact_inodes = 0, extended_inodes = 0;
+  uint64_t skipped_inputs = 0;  // with ignore_unreadable
+  double seconds = 0;
+};
+
+}  // namespace erofs::writer

@@ -1,0 +1,275 @@
+#include "writer/source_dir.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <map>
+#include <regex>
+
+#include "writer/errors.h"
+
+namespace erofs::writer {
+namespace {
+
+struct Fd {
+  int fd = -1;
+  explicit Fd(int f) : fd(f) {}
+  Fd(const Fd&) = delete;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// A path usable by the l*xattr calls whatever its length: through the directory's fd.
+std::string fd_path(int dirfd, const std::string& name) {
+  return "/proc/self/fd/" + std::to_string(dirfd) + "/" + name;
+}
+
+XattrList read_xattrs(const std::string& path) {
+  XattrList out;
+  std::string names;
+  for (;;) {
+    ssize_t n = ::llistxattr(path.c_str(), nullptr, 0);
+    if (n < 0) {
+      if (errno == ENOTSUP || errno == ENOSYS) return out;
+      throw BuildError(errno_message("cannot list xattrs", errno));
+    }
+    names.resize(size_t(n));
+    n = ::llistxattr(path.c_str(), names.data(), names.size());
+    if (n >= 0) {
+      names.resize(size_t(n));
+      break;
+    }
+    if (errno != ERANGE) throw BuildError(errno_message("cannot list xattrs", errno));
+  }
+  for (size_t pos = 0; pos < names.size();) {
+    std::string name(names.c_str() + pos);
+    pos += name.size() + 1;
+    if (name.empty()) continue;
+    std::string value;
+    for (;;) {
+      ssize_t n = ::lgetxattr(path.c_str(), name.c_str(), nullptr, 0);
+      if (n < 0) {
+        if (errno == ENODATA) break;
+        throw BuildError(errno_message("cannot read xattr " + name, errno));
+      }
+      value.resize(size_t(n));
+      n = ::lgetxattr(path.c_str(), name.c_str(), value.data(), value.size());
+      if (n >= 0) {
+        value.resize(size_t(n));
+        out.emplace_back(std::move(name), std::move(value));
+        break;
+      }
+      if (errno != ERANGE) throw BuildError(errno_message("cannot read xattr " + name, errno));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class Scanner {
+ public:
+  Scanner(const SourceOptions& o, const std::function<void(const std::string&)>& warn) : opt_(o), warn_(warn) {
+    for (auto& r : o.exclude_regexes) {
+      try {
+        regexes_.emplace_back(r, std::regex::extended);
+      } catch (const std::regex_error& e) {
+        throw BuildError("invalid --exclude-regex '" + r + "': " + e.what());
+      }
+    }
+    for (auto p : o.exclude_paths) {
+      while (p.starts_with("./")) p.erase(0, 2);
+      while (p.starts_with("/")) p.erase(0, 1);
+      while (p.size() > 1 && p.ends_with("/")) p.pop_back();
+      exclude_paths_.push_back(p);
+    }
+  }
+
+  ScanResult run(const std::string& root) {
+    int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno == ENOTDIR) throw BuildError("source " + root + " is not a directory");
+      throw BuildError(errno_message("cannot open source directory " + root, errno));
+    }
+    Fd dir(fd);
+    struct stat st;
+    if (::fstat(fd, &st) != 0) throw BuildError(errno_message("cannot stat " + root, errno));
+    ScanResult result;
+    tree_ = &result.tree;
+    Inode* ino = tree_->add(make_inode(st));
+    ino->xattrs = read_xattrs(fd_path(fd, "."));
+    tree_->root = ino;
+    walk(fd, root, "", ino, list(fd, root));
+    tree_->finish();
+    result.skipped = skipped_;
+    return result;
+  }
+
+ private:
+  std::unique_ptr<Inode> make_inode(const struct stat& st) {
+    auto ino = std::make_unique<Inode>();
+    ino->mode = st.st_mode;
+    ino->uid = opt_.all_root ? 0 : st.st_uid;
+    ino->gid = opt_.all_root ? 0 : st.st_gid;
+    if (opt_.force_uid) ino->uid = *opt_.force_uid;
+    if (opt_.force_gid) ino->gid = *opt_.force_gid;
+    ino->mtime = st.st_mtim.tv_sec;
+    ino->mtime_nsec = uint32_t(st.st_mtim.tv_nsec);
+    if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
+      ino->rdev_major = major(st.st_rdev);
+      ino->rdev_minor = minor(st.st_rdev);
+    }
+    return ino;
+  }
+
+  bool excluded(const std::string& rel) const {
+    if (std::find(exclude_paths_.begin(), exclude_paths_.end(), rel) != exclude_paths_.end()) return true;
+    for (auto& re : regexes_)
+      if (std::regex_search(rel, re)) return true;
+    return false;
+  }
+
+  void skip_or_throw(const std::string& message) {
+    if (!opt_.ignore_unreadable) throw BuildError(message);
+    ++skipped_;
+    if (warn_) warn_(message + " (skipped)");
+  }
+
+  std::vector<std::string> list(int dirfd, const std::string& path) {
+    int fd = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) throw BuildError(errno_message("cannot read directory " + path, errno));
+    DIR* d = ::fdopendir(fd);
+    if (!d) {
+      ::close(fd);
+      throw BuildError(errno_message("cannot read directory " + path, errno));
+    }
+    std::vector<std::string> names;
+    errno = 0;
+    while (struct dirent* e = ::readdir(d)) {
+      std::string n = e->d_name;
+      if (n != "." && n != "..") names.push_back(std::move(n));
+      errno = 0;
+    }
+    int err = errno;
+    ::closedir(d);
+    if (err) throw BuildError(errno_message("cannot read directory " + path, err));
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  void walk(int dirfd, const std::string& path, const std::string& rel, Inode* dir,
+            const std::vector<std::string>& names) {
+    for (auto& name : names) {
+      std::string child_path = path + "/" + name;
+      std::string child_rel = rel.empty() ? name : rel + "/" + name;
+      if (excluded(child_rel)) continue;
+      struct stat st;
+      if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        skip_or_throw(errno_message("cannot stat " + child_path, errno));
+        continue;
+      }
+      if (name.size() > 255) throw BuildError("name too long: " + child_path);
+      Inode* ino = nullptr;
+      if (!S_ISDIR(st.st_mode) && st.st_nlink > 1) {
+        auto it = hardlinks_.find({st.st_dev, st.st_ino});
+        if (it != hardlinks_.end()) ino = it->second;
+      }
+      if (ino) {
+        dir->children.push_back({name, ino});
+        continue;
+      }
+      if (S_ISDIR(st.st_mode)) {
+        int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+          skip_or_throw(errno_message("cannot open directory " + child_path, errno));
+          continue;
+        }
+        Fd child(fd);
+        std::vector<std::string> names;
+        try {
+          names = list(fd, child_path);
+        } catch (const BuildError& e) {
+          skip_or_throw(e.what());
+          continue;
+        }
+        ino = tree_->add(make_inode(st));
+        ino->xattrs = read_xattrs(fd_path(fd, "."));
+        dir->children.push_back({name, ino});
+        walk(fd, child_path, child_rel, ino, names);
+        continue;
+      }
+      auto owned = make_inode(st);
+      if (S_ISREG(st.st_mode)) {
+        int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+          skip_or_throw(errno_message("cannot read " + child_path, errno));
+          continue;
+        }
+        ::close(fd);
+        owned->size = uint64_t(st.st_size);
+        owned->source_path = child_path;
+      } else if (S_ISLNK(st.st_mode)) {
+        std::string target(size_t(st.st_size) + 1, '\0');
+        ssize_t n = ::readlinkat(dirfd, name.c_str(), target.data(), target.size());
+        if (n < 0) {
+          skip_or_throw(errno_message("cannot read link " + child_path, errno));
+          continue;
+        }
+        if (size_t(n) > 4095) throw BuildError("symlink target longer than 4095 bytes: " + child_path);
+        target.resize(size_t(n));
+        owned->symlink_target = std::move(target);
+        owned->size = owned->symlink_target.size();
+      }
+      owned->xattrs = read_xattrs(fd_path(dirfd, name));
+      ino = tree_->add(std::move(owned));
+      if (st.st_nlink > 1) hardlinks_[{st.st_dev, st.st_ino}] = ino;
+      dir->children.push_back({name, ino});
+    }
+  }
+
+  const SourceOptions& opt_;
+  const std::function<void(const std::string&)>& warn_;
+  std::vector<std::regex> regexes_;
+  std::vector<std::string> exclude_paths_;
+  std::map<std::pair<dev_t, ino_t>, Inode*> hardlinks_;
+  Tree* tree_ = nullptr;
+  uint64_t skipped_ = 0;
+};
+
+}  // namespace
+
+ScanResult scan_directory(const std::string& root, const SourceOptions& options,
+                          const std::function<void(const std::string&)>& warn) {
+  return Scanner(options, warn).run(root);
+}
+
+int open_source_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0 || errno != ENAMETOOLONG) return fd;
+  // Walk the components with openat so no single call sees the whole path.
+  size_t pos = path.starts_with("/") ? 1 : 0;
+  int dir = ::open(pos ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  while (dir >= 0) {
+    size_t slash = path.find('/', pos);
+    std::string part = path.substr(pos, slash == std::string::npos ? std::string::npos : slash - pos);
+    int flags = slash == std::string::npos ? O_RDONLY | O_NOFOLLOW : O_RDONLY | O_DIRECTORY;
+    int next = part.empty() ? ::dup(dir) : ::openat(dir, part.c_str(), flags | O_CLOEXEC);
+    int err = errno;
+    ::close(dir);
+    if (slash == std::string::npos || next < 0) {
+      errno = err;
+      return next;
+    }
+    dir = next;
+    pos = slash + 1;
+  }
+  return -1;
+}
+
+}  // namespace erofs::writer

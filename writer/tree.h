@@ -1,0 +1,54 @@
+// The in-memory tree an image is built from: inodes with their metadata and, for directories,
+// sorted dentries. Sources (a directory walk, later tar streams and manifests) produce it; the
+// planner and the image writer consume it. Hard links are several dentries naming one inode.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace erofs::writer {
+
+struct Inode;
+
+struct Dentry {
+  std::string name;  // raw bytes, 1..255, no '/'
+  Inode* inode = nullptr;
+};
+
+using XattrList = std::vector<std::pair<std::string, std::string>>;  // full name -> value, sorted
+
+struct Inode {
+  uint32_t mode = 0;  // S_IFMT type and permission bits
+  uint32_t uid = 0, gid = 0;
+  int64_t mtime = 0;
+  uint32_t mtime_nsec = 0;
+  uint64_t size = 0;  // regular files: content bytes; symlinks: target length
+  uint32_t rdev_major = 0, rdev_minor = 0;
+  std::string symlink_target;
+  XattrList xattrs;
+  std::string source_path;        // regular files: where the content is read from
+  std::vector<Dentry> children;   // directories: sorted bytewise, without "." and ".."
+  Inode* parent = nullptr;        // directories: the parent (the root is its own parent)
+  uint32_t nlink = 0;             // dentries naming this inode (+ "." and ".." for directories)
+
+  bool is_dir() const;
+  bool is_reg() const;
+  bool is_symlink() const;
+};
+
+struct Tree {
+  std::vector<std::unique_ptr<Inode>> inodes;  // owning; order is irrelevant
+  Inode* root = nullptr;
+
+  Inode* add(std::unique_ptr<Inode> inode) {
+    inodes.push_back(std::move(inode));
+    return inodes.back().get();
+  }
+  // Sorts every directory's dentries bytewise and computes nlink from the dentries.
+  void finish();
+};
+
+}  // namespace erofs::writer
