@@ -2,8 +2,11 @@
 // window at most 1 MiB.
 //
 // Encoding streams with ZSTD_e_flush (which ends a block) under SteppedFiller. The consumed size is
-// only known at the end, so the frame header zstd writes (none) is replaced by one carrying it, and
-// the last kept block gets its Last_Block bit by hand.
+// only known at the end, so zstd's frame header (written without a size) is replaced by one that
+// carries it, and the last kept block gets its Last_Block bit by hand.
+
+// For ZSTD_c_stableInBuffer and ZSTD_c_srcSizeHint (experimental parameters, plain enum values).
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 #include <algorithm>
@@ -11,6 +14,7 @@
 #include <cstring>
 #include <new>
 #include <stdexcept>
+#include <vector>
 
 #include "compress/internal.h"
 #include "compress/stepped_fill.h"
@@ -28,6 +32,12 @@ constexpr size_t kMaxSizeField = 4;
 constexpr unsigned kMinWindowLog = 10;
 constexpr unsigned kMaxWindowLog = 20;
 
+// Steps are at most one block (set per encoder): zstd ends a block there anyway, so full steps
+// cost nothing extra, while each shorter one costs ~7% of a 4 KiB fill. Going back means replaying
+// the whole frame, so where an overshoot would waste more than 10% of the pcluster, steps aim low.
+constexpr SteppedFiller::Params kFillParams{
+    .units_per_byte = 1, .first_aim = 0.6, .aim = 0.7, .safe_aim = 0.5, .cut_share = 0.1, .stop_share = 0.02};
+
 void check(size_t rc, const char* what) {
   if (ZSTD_isError(rc)) throw std::runtime_error(fmt::format("zstd: {}: {}", what, ZSTD_getErrorName(rc)));
 }
@@ -42,6 +52,10 @@ class ZstdEncoder final : public Encoder, SteppedFiller {
     check(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, level), "level");
     check(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_windowLog, int(window_log_)), "window");
     check(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, 0), "checksum");
+    check(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_stableInBuffer, 1), "stable input");
+    // The size is unknown until the end; without a hint zstd would size its tables for a large
+    // input. Text fills a pcluster with about 4x its size.
+    check(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_srcSizeHint, int(4u << window_log_)), "size hint");
   }
   ~ZstdEncoder() override { ZSTD_freeCCtx(cctx_); }
 
@@ -55,9 +69,10 @@ class ZstdEncoder final : public Encoder, SteppedFiller {
     cap_ = out.size() + out.size() / 4 + 64;
     if (buf_.size() < cap_) buf_.resize(cap_);
 
-    // Steps of at most one block: zstd ends a block there anyway, so full steps cost nothing extra.
-    const Outcome o = run(in, out.size() - kMaxSizeField,
-                          {.units_per_byte = 1, .max_step = std::min<size_t>(ZSTD_BLOCKSIZE_MAX, size_t(1) << window_log_)});
+    fill_in_ = in;
+    Params params = kFillParams;
+    params.max_step = std::min<size_t>(ZSTD_BLOCKSIZE_MAX, size_t(1) << window_log_);
+    const Outcome o = run(in, out.size() - kMaxSizeField, params);
     if (o.consumed == 0) return {};
     return {o.consumed, assemble(o, out)};
   }
@@ -69,7 +84,10 @@ class ZstdEncoder final : public Encoder, SteppedFiller {
   }
 
   Step step(std::span<const uint8_t> in) override {
-    ZSTD_inBuffer src{in.data(), in.size(), 0};
+    // With a stable input buffer zstd matches straight from the caller's input (no copy into a
+    // ring buffer, whose wrap-around would push it onto its slower split-window search).
+    const size_t offset = size_t(in.data() - fill_in_.data());
+    ZSTD_inBuffer src{fill_in_.data(), offset + in.size(), offset};
     ZSTD_outBuffer dst{buf_.data(), cap_, pos_};
     Step s;
     for (;;) {
@@ -83,7 +101,7 @@ class ZstdEncoder final : public Encoder, SteppedFiller {
     }
     pos_ = dst.pos;
     s.used = pos_;
-    s.read = src.pos;
+    s.read = src.pos - offset;
     return s;
   }
 
@@ -125,6 +143,7 @@ class ZstdEncoder final : public Encoder, SteppedFiller {
 
   unsigned window_log_;
   ZSTD_CCtx* cctx_ = nullptr;
+  std::span<const uint8_t> fill_in_;  // the current fill's input, which steps are parts of
   std::vector<uint8_t> buf_;
   size_t cap_ = 0;
   size_t pos_ = 0;
@@ -161,11 +180,12 @@ class ZstdDecoder final : public AlgDecoder {
   ~ZstdDecoder() override { ZSTD_freeDCtx(dctx_); }
 
   void decode(std::span<const uint8_t> in, std::span<uint8_t> out, bool partial) override {
-    if (partial) return decode_prefix(in, out);
-    // The one-shot decoder ignores windowLogMax; a frame wider than the image's window would
-    // fail in the kernel, so reject it here too.
+    // A frame wider than the image's window would fail in the kernel. windowLogMax alone does not
+    // catch it: the one-shot paths (ours, and the streaming API's when `out` holds the whole
+    // frame) never look at the window.
     const uint64_t window = frame_window(in);
     if (window > max_window_) throw_decode("zstd: frame window {} exceeds the image's {}", window, max_window_);
+    if (partial) return decode_prefix(in, out);
     const size_t got = ZSTD_decompressDCtx(dctx_, out.data(), out.size(), in.data(), in.size());
     if (ZSTD_isError(got)) throw_decode("zstd: {} (expected {} bytes)", ZSTD_getErrorName(got), out.size());
     if (got != out.size()) throw_short("zstd", got, out.size());

@@ -1,11 +1,109 @@
+// Data of compressed inodes: extents mapped by CompressedMap, decoded once into the pcluster cache.
+#include <algorithm>
+#include <cstring>
+
 #include <fmt/format.h>
 
+#include "compress/codec.h"
+#include "format/constants.h"
+#include "reader/checked.h"
+#include "reader/compressed_map.h"
 #include "reader/image_impl.h"
 
 namespace erofs::reader {
 
-size_t ImageImpl::read_compressed(const Inode& ino, uint64_t, std::span<uint8_t>) const {
-  throw UnsupportedError(fmt::format("nid {}: compressed data is not supported yet", ino.nid));
+size_t ImageImpl::read_compressed(const Inode& ino, uint64_t offset, std::span<uint8_t> buf) const {
+  const CompressedMap map(*this, ino);
+  size_t done = 0;
+  while (done < buf.size()) {
+    const uint64_t pos = offset + done;
+    const ZExtent ext = map.map(pos);  // holds pos, and lies inside the file
+    const size_t n = size_t(std::min<uint64_t>(buf.size() - done, ext.la + ext.llen - pos));
+    read_extent(ino, ext, pos - ext.la, buf.subspan(done, n));
+    done += n;
+  }
+  return done;
+}
+
+void ImageImpl::read_extent(const Inode& ino, const ZExtent& ext, uint64_t skip, std::span<uint8_t> out) const {
+  switch (ext.source) {
+    case ZExtent::Source::Hole:
+      std::memset(out.data(), 0, out.size());
+      return;
+    case ZExtent::Source::Fragment:
+      return read_fragment(ino, checked::add(ext.pa, skip), out);
+    case ZExtent::Source::Device:
+    case ZExtent::Source::Inline:
+      if (ext.algorithm < 0) return read_stored(ino, ext, skip, out);
+      const auto data = decoded_extent(ino, ext);
+      std::memcpy(out.data(), data->data() + skip, out.size());
+      return;
+  }
+}
+
+// Uncompressed extents are read in place. SHIFTED data starts at the pcluster's first byte;
+// INTERLACED data is rotated so that each byte keeps its offset within the block (format §3.12):
+// the first (blksz - la % blksz) bytes sit at the end of the pcluster, the rest from its start.
+void ImageImpl::read_stored(const Inode& ino, const ZExtent& ext, uint64_t skip, std::span<uint8_t> out) const {
+  uint64_t rotation = 0;
+  if (ext.interlaced) {
+    const uint64_t head = blksz_ - (ext.la & (blksz_ - 1));
+    rotation = (ext.plen - head % ext.plen) % ext.plen;
+  }
+  size_t done = 0;
+  while (done < out.size()) {
+    const uint64_t at = (rotation + skip + done) % ext.plen;
+    const size_t n = size_t(std::min<uint64_t>(out.size() - done, ext.plen - at));
+    if (ext.source == ZExtent::Source::Device)
+      read_device(ext.pa + at, out.subspan(done, n));
+    else
+      read_meta(ino.in_metabox(), ext.pa + at, out.subspan(done, n));
+    done += n;
+  }
+}
+
+void ImageImpl::read_fragment(const Inode& ino, uint64_t offset, std::span<uint8_t> out) const {
+  if (!packed_) throw CorruptError(fmt::format("nid {}: data in a fragment, but the image has no packed inode", ino.nid));
+  // The packed inode's own data cannot live in fragments: that would never end.
+  if (ino.nid == packed_->nid) throw CorruptError(fmt::format("nid {}: the packed inode refers to fragments", ino.nid));
+  if (checked::add(offset, out.size()) > packed_->size || read(*packed_, offset, out) != out.size())
+    throw CorruptError(fmt::format("nid {}: fragment at {} runs past the packed inode", ino.nid, offset));
+}
+
+PclusterCache::Bytes ImageImpl::decoded_extent(const Inode& ino, const ZExtent& ext) const {
+  // Inline pclusters are addressed within their metadata stream, so the stream is part of the key.
+  const uint8_t source = ext.source == ZExtent::Source::Device ? 0 : ino.in_metabox() ? 2 : 1;
+  const PclusterKey key{source, ext.pa, ext.plen, ext.llen, int8_t(ext.algorithm), ext.partial};
+  if (auto hit = cache_->find(key)) return hit;
+
+  std::vector<uint8_t> raw(ext.plen);  // CompressedMap bounded plen by the 1 MiB pcluster limit
+  if (ext.source == ZExtent::Source::Device)
+    read_device(ext.pa, raw);
+  else
+    read_meta(ino.in_metabox(), ext.pa, raw);
+  std::span<const uint8_t> in(raw);
+  const bool zero_padding = sb_.has_incompat(format::kIncompatZeroPadding);
+  if (zero_padding) {
+    // The stream is right-aligned after zero padding; like the kernel, look for its first byte
+    // within the pcluster's first block only.
+    const size_t limit = size_t(std::min<uint64_t>(in.size(), blksz_ - (ext.pa & (blksz_ - 1))));
+    const auto first = std::find_if(in.begin(), in.begin() + limit, [](uint8_t b) { return b != 0; });
+    if (first == in.begin() + limit)
+      throw CorruptError(fmt::format("nid {}: pcluster at byte {} holds only zero padding", ino.nid, ext.pa));
+    in = in.subspan(size_t(first - in.begin()));
+  }
+
+  auto out = std::make_shared<std::vector<uint8_t>>(ext.llen);  // bounded by the 12 MiB extent limit
+  try {
+    auto decoder = decoders_->acquire();
+    // Without 0PADDING the stream's end is unknown, so it may hold more than the extent.
+    decoder->decode(compress::Algorithm(ext.algorithm), in, *out, ext.partial || !zero_padding);
+  } catch (const compress::DecodeError& e) {
+    throw CorruptError(fmt::format("nid {}: extent at {} ({} bytes from byte {}): {}", ino.nid, ext.la, ext.plen,
+                                   ext.pa, e.what()));
+  }
+  cache_->insert(key, out);
+  return out;
 }
 
 }  // namespace erofs::reader

@@ -58,12 +58,12 @@ class CompressedMap {
   // The HEAD/PLAIN entry of the extent holding `offset`, and where that extent ends if the first
   // entry already told (a HEAD after `offset` in the same lcluster).
   Lcluster find_head(uint64_t offset, std::optional<uint64_t>& end) const;
-  uint64_t extent_end(uint64_t from_lcn) const;
+  uint64_t extent_end(uint64_t lcn, uint64_t la) const;
   uint32_t compressed_blocks(const Lcluster& head) const;
   uint64_t index_end() const;
   ZExtent map_lclusters(uint64_t offset) const;
   ZExtent map_encoded_extents(uint64_t offset) const;
-  ZExtent fragment(uint64_t la, uint64_t llen, uint64_t offset) const;
+  ZExtent fragment(uint64_t la, uint64_t llen) const;
   [[noreturn]] void corrupt(const std::string& what) const;
 
   const ImageImpl& image_;

@@ -52,7 +52,7 @@ size_t ImageImpl::read_flat(const Inode& ino, uint64_t offset, std::span<uint8_t
   size_t done = 0;
   if (offset < device_bytes) {
     const size_t n = size_t(std::min<uint64_t>(buf.size(), device_bytes - offset));
-    if (ino.startblk == format::kNullAddr)
+    if (!inline_tail && ino.startblk == format::kNullAddr)
       std::memset(buf.data(), 0, n);  // FLAT_PLAIN without blocks: a hole reading as zeros
     else
       read_device(checked::add(checked::shl(ino.startblk, sb_.blkszbits), offset), buf.first(n));

@@ -72,6 +72,8 @@ struct Xattr {
 
 struct OpenOptions {
   bool verify_checksum = true;
+  // Decoded compressed extents kept for reuse (shared by all threads); 0 disables the cache.
+  uint64_t pcluster_cache_bytes = 64ull << 20;
 };
 
 class Image {

@@ -12,8 +12,11 @@
 #include "format/devices.h"
 #include "format/superblock.h"
 #include "format/zmap.h"
+#include "reader/compressed_map.h"
+#include "reader/decoder_pool.h"
 #include "reader/image.h"
 #include "reader/image_file.h"
+#include "reader/pcluster_cache.h"
 
 namespace erofs::reader {
 
@@ -47,8 +50,7 @@ class ImageImpl final : public Image {
   void read_device(uint64_t addr, std::span<uint8_t> buf) const;
 
   unsigned block_bits() const { return sb_.blkszbits; }
-  const std::vector<format::DeviceSlot>& devices() const { return devices_; }
-  uint16_t device_id_mask() const { return device_id_mask_; }
+  uint16_t available_algorithms() const { return available_algs_; }
 
  private:
   void load_superblock(const OpenOptions& options);
@@ -60,6 +62,10 @@ class ImageImpl final : public Image {
   size_t read_flat(const Inode& ino, uint64_t offset, std::span<uint8_t> buf) const;
   size_t read_chunked(const Inode& ino, uint64_t offset, std::span<uint8_t> buf) const;
   size_t read_compressed(const Inode& ino, uint64_t offset, std::span<uint8_t> buf) const;
+  void read_extent(const Inode& ino, const ZExtent& ext, uint64_t skip, std::span<uint8_t> out) const;
+  void read_stored(const Inode& ino, const ZExtent& ext, uint64_t skip, std::span<uint8_t> out) const;
+  void read_fragment(const Inode& ino, uint64_t offset, std::span<uint8_t> out) const;
+  PclusterCache::Bytes decoded_extent(const Inode& ino, const ZExtent& ext) const;
 
   // One directory block of `dir`, read into `storage` (blksz bytes at most).
   std::span<const uint8_t> dir_block(const Inode& dir, uint64_t index, std::vector<uint8_t>& storage) const;
@@ -79,6 +85,8 @@ class ImageImpl final : public Image {
   uint16_t device_id_mask_ = 0;
   std::optional<Inode> metabox_;
   std::optional<Inode> packed_;
+  std::unique_ptr<PclusterCache> cache_;
+  std::unique_ptr<DecoderPool> decoders_;
 
   // Loaded on first use: reading them may need the packed or metabox inode's compressed data.
   mutable std::mutex prefixes_mutex_;

@@ -140,7 +140,10 @@ void ImageImpl::check_flat_extent(const Inode& ino) const {
   const uint64_t blocks = checked::div_round_up(ino.size, blksz_);
   const bool inline_tail = ino.layout() == format::Layout::FlatInline;
   const uint64_t device_blocks = blocks - (inline_tail ? 1 : 0);
-  if (device_blocks > 0 && ino.startblk != format::kNullAddr && devices_.empty()) {
+  // Only FLAT_PLAIN knows the NULL address, and only 48-bit images use it for a file without
+  // blocks; elsewhere Linux reads the address as it is (and fails), so it is checked like any other.
+  const bool hole = !inline_tail && ino.startblk == format::kNullAddr && sb_.has_incompat(format::kIncompat48Bit);
+  if (device_blocks > 0 && !hole && devices_.empty()) {
     uint64_t end = checked::shl(checked::add(ino.startblk, device_blocks), sb_.blkszbits);
     if (end > file_.size())
       throw CorruptError(fmt::format("nid {}: data blocks {}+{} are outside the image", ino.nid, ino.startblk,

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "compress/codec.h"
 #include "format/constants.h"
 #include "format/superblock.h"
 #include "reader/checked.h"
@@ -26,9 +27,17 @@ std::unique_ptr<Image> Image::open(const std::string& path, const OpenOptions& o
   return std::make_unique<ImageImpl>(path, options);
 }
 
-ImageImpl::ImageImpl(const std::string& path, const OpenOptions& options) : file_(path) {
+ImageImpl::ImageImpl(const std::string& path, const OpenOptions& options)
+    : file_(path), cache_(std::make_unique<PclusterCache>(options.pcluster_cache_bytes)) {
   load_superblock(options);
   load_device_table();
+  // Algorithms absent from the records keep the codec's defaults; they cannot be used anyway.
+  compress::DecoderConfig config;
+  if (available_algs_ & (1u << unsigned(compress::Algorithm::Lzma))) config.lzma_dict_size = compr_cfgs_.lzma_dict_size;
+  if (available_algs_ & (1u << unsigned(compress::Algorithm::Deflate)))
+    config.deflate_window_bits = compr_cfgs_.deflate_window_bits;
+  if (available_algs_ & (1u << unsigned(compress::Algorithm::Zstd))) config.zstd_window_log = compr_cfgs_.zstd_window_log;
+  decoders_ = std::make_unique<DecoderPool>(config);
   load_special_inodes();
 }
 
@@ -87,7 +96,7 @@ void ImageImpl::load_superblock(const OpenOptions& options) {
 
   if (sb_.has_incompat(kIncompatComprCfgs)) {
     available_algs_ = sb_.u1;
-    if (uint16_t unknown = available_algs_ & ~uint16_t((1u << 4) - 1))
+    if (uint16_t unknown = available_algs_ & ~uint16_t((1u << compress::kAlgorithmCount) - 1))
       throw UnsupportedError(fmt::format("unsupported compression algorithms (bitmap 0x{:x})", unknown));
     std::string why;
     auto records = std::span<const uint8_t>(region).subspan(sb_.size());
@@ -98,7 +107,7 @@ void ImageImpl::load_superblock(const OpenOptions& options) {
       throw UnsupportedError(fmt::format("deflate window bits {} exceed 15", compr_cfgs_.deflate_window_bits));
   } else {
     // Without configuration records, LZ4 is the only algorithm and u1 its window size.
-    available_algs_ = 1u << 0;
+    available_algs_ = 1u << unsigned(compress::Algorithm::Lz4);
   }
 }
 

@@ -10,7 +10,9 @@
 #include <fmt/ranges.h>
 
 #include "format/constants.h"
+#include "format/endian.h"
 #include "format/superblock.h"
+#include "tools/cli.h"
 #include "tools/command.h"
 #include "tools/format_util.h"
 #include "tools/open_image.h"
@@ -49,9 +51,29 @@ uint64_t data_blocks(const reader::Inode& ino, uint32_t bs) {
     case format::Layout::FlatInline: return ino.size / bs;
     case format::Layout::CompressedFull:
     case format::Layout::CompressedCompact: return ino.disk.u | (uint64_t(ino.disk.extended ? ino.disk.nb : 0) << 32);
-    case format::Layout::ChunkBased: return (ino.size + bs - 1) / bs;  // an upper bound: holes are not subtracted
+    case format::Layout::ChunkBased: return 0;  // counted by chunk_blocks(), which reads the chunk table
   }
   return 0;
+}
+
+// Blocks of the chunks that are mapped (holes take none).
+uint64_t chunk_blocks(const reader::Image& img, const reader::Inode& ino) {
+  const uint32_t bs = img.block_size();
+  const uint16_t fmt = uint16_t(ino.disk.u);
+  const unsigned chunk_bits = unsigned(__builtin_ctz(bs)) + (fmt & format::kChunkFormatBlkbitsMask);
+  const uint64_t chunk = 1ull << chunk_bits, count = (ino.size + chunk - 1) >> chunk_bits;
+  const uint64_t unit = (fmt & format::kChunkFormatIndexes) ? 8 : 4;
+  std::vector<uint8_t> table(size_t(count * unit));
+  img.read_raw((ino.meta_end() + unit - 1) / unit * unit, table);
+  uint64_t blocks = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint8_t* e = table.data() + i * unit;
+    bool hole = unit == 4 ? format::get_le32(e) == format::kNullAddr
+                          : (format::get_le32(e + 4) | (uint64_t(format::get_le16(e)) << 32)) ==
+                                ((fmt & format::kChunkFormat48Bit) ? (1ull << 48) - 1 : format::kNullAddr);
+    if (!hole) blocks += (std::min(chunk, ino.size - (i << chunk_bits)) + bs - 1) / bs;
+  }
+  return blocks;
 }
 
 void walk(const reader::Image& img, const reader::Inode& dir, Counts& c, std::set<uint64_t>& seen) {
@@ -62,7 +84,8 @@ void walk(const reader::Image& img, const reader::Inode& dir, Counts& c, std::se
     ++c.by_type[type_name(ino.mode)];
     if (S_ISREG(ino.mode) || S_ISDIR(ino.mode) || S_ISLNK(ino.mode)) {
       ++c.by_layout[layout_label(ino.layout())];
-      c.data_blocks += data_blocks(ino, img.block_size());
+      c.data_blocks += ino.layout() == format::Layout::ChunkBased ? chunk_blocks(img, ino)
+                                                                  : data_blocks(ino, img.block_size());
     }
     (ino.disk.extended ? c.extended : c.compact)++;
     if (S_ISREG(ino.mode)) c.file_bytes += ino.size;
@@ -77,11 +100,7 @@ int run_dump(int argc, char** argv) {
   bool json = false;
   app.add_option("IMAGE", image, "Image to read")->required();
   app.add_flag("--json", json, "Print as JSON");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  if (auto rc = parse_command_line(app, argc, argv)) return *rc;
   auto img = open_image(image);
   const auto& sb = img->superblock();
   Counts c;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "reader/extract.h"
+#include "tools/cli.h"
 #include "tools/command.h"
 #include "tools/format_util.h"
 #include "tools/open_image.h"
@@ -24,11 +25,7 @@ int run_extract(int argc, char** argv) {
   app.add_flag("--no-owners", no_owners, "Do not restore owners");
   app.add_flag("--no-xattrs", no_xattrs, "Do not restore xattrs");
   app.add_flag("-q,--quiet", quiet, "Print no summary");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  if (auto rc = parse_command_line(app, argc, argv)) return *rc;
   auto img = open_image(image);
   reader::ExtractOptions o;
   o.owners = !no_owners;

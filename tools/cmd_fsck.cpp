@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "reader/fsck.h"
+#include "tools/cli.h"
 #include "tools/command.h"
 #include "tools/format_util.h"
 
@@ -21,11 +22,7 @@ int run_fsck(int argc, char** argv) {
   app.add_flag("--metadata-only", metadata_only, "Skip reading (and decompressing) file data");
   app.add_flag("-q,--quiet", quiet, "Print only problems");
   app.add_flag("--json", json, "Print the result as JSON");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  if (auto rc = parse_command_line(app, argc, argv)) return *rc;
   reader::FsckOptions o;
   o.check_data = !metadata_only;
   reader::FsckReport r;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "format/superblock.h"
+#include "tools/cli.h"
 #include "tools/command.h"
 #include "tools/format_util.h"
 #include "tools/open_image.h"
@@ -41,11 +42,7 @@ int run_ls(int argc, char** argv) {
   app.add_option("PATH", path, "Path inside the image (default /)");
   app.add_flag("-l", lng, "Long listing: mode, links, owner, size, mtime");
   app.add_flag("-a", all, "Include '.' and '..'");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  if (auto rc = parse_command_line(app, argc, argv)) return *rc;
   auto img = open_image(image);
   reader::Inode ino = img->resolve(path, true);
   if (!ino.is_dir()) {
@@ -69,11 +66,7 @@ int run_cat(int argc, char** argv) {
   std::vector<std::string> paths;
   app.add_option("IMAGE", image, "Image to read")->required();
   app.add_option("PATH", paths, "Files inside the image")->required();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  if (auto rc = parse_command_line(app, argc, argv)) return *rc;
   auto img = open_image(image);
   std::vector<uint8_t> buf(1 << 20);
   for (auto& p : paths) {
@@ -109,11 +102,7 @@ int run_stat(int argc, char** argv) {
   std::string image, path;
   app.add_option("IMAGE", image, "Image to read")->required();
   app.add_option("PATH", path, "Path inside the image")->required();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  if (auto rc = parse_command_line(app, argc, argv)) return *rc;
   auto img = open_image(image);
   reader::Inode ino = img->resolve(path, false);
   fmt::print("  File: {}{}\n", path, ino.is_symlink() ? " -> " + img->readlink(ino) : "");

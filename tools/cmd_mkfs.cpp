@@ -1,13 +1,19 @@
 // erofs mkfs: option parsing and the summary; the work is in writer/.
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "tools/cli.h"
 #include "tools/command.h"
 #include "tools/format_util.h"
+#include "tools/progress_display.h"
 #include "writer/builder.h"
 #include "writer/errors.h"
 #include "writer/image_file.h"
@@ -30,6 +36,39 @@ std::array<uint8_t, 16> parse_uuid(const std::string& text) {
   return u;
 }
 
+writer::CompressionOptions& compression(BuildOptions& o) {
+  if (!o.compression) o.compression.emplace();
+  return *o.compression;
+}
+
+// mkfs.erofs's hint file: one "PCLUSTER_BYTES REGEX [ALGORITHM_INDEX]" per line, '#' comments.
+std::vector<writer::CompressHint> read_compress_hints(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read compress hints " + path + ": " + std::strerror(errno));
+  std::vector<writer::CompressHint> hints;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    std::istringstream fields(line);
+    std::string size;
+    if (!(fields >> size) || size.starts_with("#")) continue;
+    writer::CompressHint h;
+    try {
+      h.pcluster_bytes = uint32_t(std::stoul(size));
+    } catch (const std::exception&) {
+      throw std::runtime_error(fmt::format("{}:{}: '{}' is not a pcluster size", path, n, size));
+    }
+    if (!(fields >> h.pattern)) throw std::runtime_error(fmt::format("{}:{}: missing the path pattern", path, n));
+    std::string alg;
+    if (fields >> alg) {
+      if (alg.find_first_not_of("0123456789") != std::string::npos)
+        throw std::runtime_error(fmt::format("{}:{}: '{}' is not an algorithm index", path, n, alg));
+      h.algorithm = unsigned(std::stoul(alg));
+    }
+    hints.push_back(std::move(h));
+  }
+  return hints;
+}
+
 void apply_extended_options(const std::string& list, BuildOptions& o) {
   size_t pos = 0;
   while (pos <= list.size()) {
@@ -39,6 +78,11 @@ void apply_extended_options(const std::string& list, BuildOptions& o) {
     if (opt.empty()) continue;
     if (opt == "force-inode-compact") o.inode_form = writer::InodeForm::Compact;
     else if (opt == "force-inode-extended") o.inode_form = writer::InodeForm::Extended;
+    else if (opt == "legacy-compress") compression(o).full_indexes = true;
+    else if (opt == "ztailpacking") compression(o).ztailpacking = true;
+    else if (opt == "fragments") compression(o).fragments = true;
+    else if (opt == "all-fragments") compression(o).all_fragments = compression(o).fragments = true;
+    else if (opt == "dedupe") compression(o).dedupe = true;
     else throw CLI::ValidationError("-E", "unknown extended option '" + opt + "'");
   }
 }
@@ -50,10 +94,12 @@ int run_mkfs(int argc, char** argv) {
       "Options follow mkfs.erofs.",
       "erofs mkfs"};
   std::string image, source, uuid_text, extended, label;
-  uint32_t block_size = 4096, chunk_size = 0;
+  uint32_t block_size = 4096, chunk_size = 0, pcluster_bytes = 0;
+  unsigned workers = 0;
+  std::string algorithms, hints_file;
   std::optional<int64_t> timestamp;
   bool mkfs_time = false, all_root = false, verify = false, quiet = false, json = false, verbose = false;
-  bool ignore_unreadable = false;
+  bool ignore_unreadable = false, no_progress = false;
   std::optional<uint32_t> force_uid, force_gid;
   std::vector<std::string> exclude_paths, exclude_regexes;
   app.add_option("IMAGE", image, "Image file to create (replaced if it exists)")->required();
@@ -71,18 +117,26 @@ int run_mkfs(int argc, char** argv) {
   app.add_option("--force-gid", force_gid, "Make every file owned by this gid");
   app.add_option("--exclude-path", exclude_paths, "Leave out this path (relative to SOURCE; repeatable)");
   app.add_option("--exclude-regex", exclude_regexes, "Leave out paths matching this extended regex (repeatable)");
-  app.add_option("-E", extended, "Extended options, comma-separated: force-inode-compact, force-inode-extended");
+  app.add_option("-z", algorithms,
+                 "Compress files: ALG[,LEVEL] with ALG lz4, lz4hc, lzma, deflate or zstd (e.g. -zlz4hc,12, "
+                 "-zlzma,level=6,dictsize=1048576)");
+  app.add_option("-C", pcluster_bytes, "Largest physical cluster in bytes (a multiple of the block size, <= 1 MiB)");
+  app.add_option("--compress-hints", hints_file,
+                 "File of 'PCLUSTER_BYTES REGEX [ALGORITHM_INDEX]' lines: files whose path matches use that "
+                 "pcluster size and the -z algorithm at that index (0 = first)");
+  app.add_option("--workers", workers, "Compression threads (default: one per core; the image is the same for any count)");
+  app.add_option("-E", extended,
+                 "Extended options, comma-separated: force-inode-compact, force-inode-extended, legacy-compress "
+                 "(full indexes), ztailpacking (small tails inline), fragments (tails in the packed inode), "
+                 "all-fragments (whole files in the packed inode), dedupe (equal extents share one pcluster)");
   app.add_flag("--ignore-unreadable", ignore_unreadable,
                "Skip unreadable files and directories with a warning (exit code 2) instead of failing");
   app.add_flag("--verify", verify, "Read the finished image back and compare every entry with the source");
   app.add_flag("-v,--verbose", verbose, "Print more detail in the summary");
   app.add_flag("-q,--quiet", quiet, "Print nothing but errors and warnings");
+  app.add_flag("--no-progress", no_progress, "No progress display (it goes to stderr: redrawn on a terminal, a line every 5 s otherwise)");
   app.add_flag("--json", json, "Print the summary as JSON");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  if (auto rc = parse_command_line(app, argc, argv)) return *rc;
 
   BuildOptions o;
   o.block_size = block_size;
@@ -117,15 +171,52 @@ int run_mkfs(int argc, char** argv) {
     fmt::print(stderr, "erofs mkfs: {}\n", e.what());
     return kExitError;
   }
+  if (!algorithms.empty()) {
+    try {
+      auto& c = compression(o);
+      size_t colon = algorithms.find(':');
+      c.algorithms.push_back(compress::parse_spec(algorithms.substr(0, colon)));
+      if (colon != std::string::npos) c.algorithms.push_back(compress::parse_spec(algorithms.substr(colon + 1)));
+    } catch (const compress::SpecError& e) {
+      fmt::print(stderr, "erofs mkfs: -z: {}\n", e.what());
+      return kExitError;
+    }
+  }
+  if (o.compression) {
+    if (o.compression->algorithms.empty()) {
+      fmt::print(stderr, "erofs mkfs: -E {} needs a compression algorithm (-z)\n", extended);
+      return kExitError;
+    }
+    o.compression->pcluster_bytes = pcluster_bytes;
+    if (!hints_file.empty()) {
+      try {
+        o.compression->hints = read_compress_hints(hints_file);
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "erofs mkfs: {}\n", e.what());
+        return kExitError;
+      }
+    }
+    o.compression->workers = workers;
+  } else if (pcluster_bytes) {
+    fmt::print(stderr, "erofs mkfs: -C needs a compression algorithm (-z)\n");
+    return kExitError;
+  }
   o.source = {all_root, force_uid, force_gid, exclude_paths, exclude_regexes, ignore_unreadable};
   o.warn = [](const std::string& m) { fmt::print(stderr, "erofs mkfs: warning: {}\n", m); };
 
   writer::install_cleanup_signal_handlers();
   writer::BuildStats stats;
+  writer::Progress progress;
+  std::optional<ProgressDisplay> display;
+  if (!quiet && !json && !no_progress) {
+    o.progress = &progress;
+    display.emplace(progress);
+  }
   try {
     auto scan = writer::scan_directory(source, o.source, o.warn);
     stats = writer::build_image(scan.tree, image, o);
     stats.skipped_inputs = scan.skipped;
+    display.reset();
     if (verify) {
       writer::VerifyOptions vo;
       vo.check_mtime = o.inode_form != writer::InodeForm::Compact;
@@ -137,6 +228,7 @@ int run_mkfs(int argc, char** argv) {
       }
     }
   } catch (const std::exception& e) {
+    display.reset();
     fmt::print(stderr, "erofs mkfs: {}\n", e.what());
     return kExitError;
   }
@@ -145,10 +237,11 @@ int run_mkfs(int argc, char** argv) {
     fmt::print(
         "{{\"image\": \"{}\", \"inodes\": {}, \"regular_files\": {}, \"directories\": {}, \"symlinks\": {}, "
         "\"special_files\": {}, \"hard_links\": {}, \"bytes_in\": {}, \"image_bytes\": {}, \"block_size\": {}, "
-        "\"compact_inodes\": {}, \"extended_inodes\": {}, \"skipped_inputs\": {}, \"verified\": {}, \"seconds\": {:.3f}}}\n",
+        "\"compact_inodes\": {}, \"extended_inodes\": {}, \"compressed_files\": {}, \"skipped_inputs\": {}, "
+        "\"verified\": {}, \"seconds\": {:.3f}}}\n",
         json_escape(image), stats.inodes, stats.regular_files, stats.directories, stats.symlinks, stats.specials,
         stats.hard_links, stats.bytes_in, stats.image_bytes, block_size, stats.compact_inodes, stats.extended_inodes,
-        stats.skipped_inputs, verify ? "true" : "false", stats.seconds);
+        stats.compressed_files, stats.skipped_inputs, verify ? "true" : "false", stats.seconds);
   } else if (!quiet) {
     fmt::print("{}: {} inodes ({} files, {} directories, {} symlinks, {} special, {} extra hard links)\n", image,
                stats.inodes, stats.regular_files, stats.directories, stats.symlinks, stats.specials, stats.hard_links);

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "format/constants.h"
@@ -15,10 +16,14 @@
 #include "format/endian.h"
 #include "format/inode.h"
 #include "format/superblock.h"
+#include "writer/compressed_data.h"
 #include "writer/dir_blocks.h"
 #include "writer/errors.h"
 #include "writer/file_data.h"
 #include "writer/image_file.h"
+#include "writer/inode_record.h"
+#include "writer/plan.h"
+#include "writer/progress.h"
 #include "writer/source_dir.h"
 #include "writer/xattr_plan.h"
 
@@ -28,18 +33,6 @@ namespace {
 using namespace erofs::format;
 
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-
-// Everything decided about one inode before and while the image is written.
-struct Plan {
-  Inode* src = nullptr;
-  bool extended = false;
-  uint32_t xattr_size = 0;
-  uint64_t data_size = 0;  // bytes of content: file size, directory size or target length
-  bool inline_tail = false;
-  FilePlacement data;
-  uint64_t nid = 0;
-  uint32_t serial = 0;
-};
 
 class Builder {
  public:
@@ -56,6 +49,14 @@ class Builder {
     auto t0 = std::chrono::steady_clock::now();
     apply_times();
     plan_inodes();
+    if (opt_.progress) {
+      for (auto& p : plans_)
+        if (p.src->is_reg()) {
+          ++opt_.progress->total_files;
+          opt_.progress->total_bytes += p.src->size;
+        }
+      opt_.progress->scanned = true;
+    }
     ImageFile out(target_);
     sb_block_ = uint32_t(kSuperblockOffset / bs_);
     out.pad_to(uint64_t(sb_block_ + 1) * bs_);
@@ -131,7 +132,10 @@ class Builder {
       p.extended = !fits_compact(ino, p.data_size);
       uint64_t tail = p.data_size % bs_;
       uint32_t isize = p.extended ? kExtendedInodeSize : kCompactInodeSize;
-      p.inline_tail = tail && isize + p.xattr_size + tail <= bs_ && !(ino->is_reg() && opt_.chunk_size);
+      // Compressed builds decide a regular file's layout once its data is compressed.
+      bool flat_decided_later = ino->is_reg() && (opt_.chunk_size || opt_.compression);
+      p.inline_tail = tail && isize + p.xattr_size + tail <= bs_ && !flat_decided_later;
+      p.tail_size = p.inline_tail ? uint32_t(tail) : 0;
       for (auto& d : ino->children)
         if (seen.emplace(d.inode, true).second) queue.push_back(d.inode);
       count(ino, p);
@@ -151,25 +155,62 @@ class Builder {
   // File contents go first, in depth-first name order, so reading a subtree reads forward.
   void write_data(ImageFile& out) {
     data_start_ = out.offset() / bs_;
+    std::vector<Inode*> order;
     std::vector<Inode*> stack = {tree_.root};
     std::unordered_map<const Inode*, bool> done;
     while (!stack.empty()) {
       Inode* ino = stack.back();
       stack.pop_back();
       if (!done.emplace(ino, true).second) continue;
+      order.push_back(ino);
+      for (auto it = ino->children.rbegin(); it != ino->children.rend(); ++it) stack.push_back(it->inode);
+    }
+    if (opt_.compression) {
+      compressed_ = std::make_unique<CompressedData>(out, opt_, target_);
+      std::vector<Plan*> files;
+      for (Inode* ino : order)
+        if (ino->is_reg()) files.push_back(&plans_[index_.at(ino)]);
+      compressed_->write_files(files, stats_);
+    }
+    for (Inode* ino : order) {
       Plan& p = plans_[index_.at(ino)];
-      if (ino->is_reg()) {
+      if (ino->is_reg() && !opt_.compression) {
         uint64_t got = 0;
         unsigned chunk_bits = opt_.chunk_size ? unsigned(__builtin_ctz(opt_.chunk_size)) : 0;
         p.data = write_file_data(out, ino->source_path, ino->size, {bs_, p.inline_tail, chunk_bits}, got);
         stats_.bytes_in += got;
+        if (opt_.progress) {
+          ++opt_.progress->files;
+          opt_.progress->bytes_in += got;
+          opt_.progress->bytes_out = out.offset();
+        }
         if (p.data.layout == Layout::ChunkBased) uses_chunks_ = true;
       } else if (ino->is_symlink()) {
         write_bytes(out, p, reinterpret_cast<const uint8_t*>(ino->symlink_target.data()));
       }
-      for (auto it = ino->children.rbegin(); it != ino->children.rend(); ++it) stack.push_back(it->inode);
     }
+    if (compressed_) write_packed_inode();
     stats_.data_blocks = out.offset() / bs_ - data_start_;
+  }
+
+  // The packed inode holds the fragments: an unnamed regular file, itself compressed.
+  void write_packed_inode() {
+    auto owned = std::make_unique<Inode>();
+    owned->mode = S_IFREG | 0600;
+    owned->nlink = 1;
+    owned->mtime = epoch_;
+    Inode* ino = tree_.add(std::move(owned));
+    index_[ino] = plans_.size();
+    Plan& p = plans_.emplace_back();
+    p.src = ino;
+    p.serial = uint32_t(plans_.size());
+    if (!compressed_->write_packed(p, stats_)) {
+      plans_.pop_back();
+      index_.erase(ino);
+      return;
+    }
+    p.extended = !fits_compact(ino, p.data_size);
+    packed_ = &p;
   }
 
   // Content held in memory (symlink targets, directories): full blocks appended, tail kept inline.
@@ -192,37 +233,47 @@ class Builder {
     out.pad_to(round_up(out.offset(), bs_));
   }
 
-  uint32_t inode_size(const Plan& p) const { return p.extended ? kExtendedInodeSize : kCompactInodeSize; }
-
-  // Bytes after the inode and its xattrs: the chunk map, then an inline tail.
-  uint64_t record_size(const Plan& p, uint64_t pos) const {
-    uint64_t end = pos + inode_size(p) + p.xattr_size;
-    if (p.data.layout == Layout::ChunkBased) end = round_up(end, 4) + 4 * p.data.chunk_map.size();
-    if (p.inline_tail) end += p.data_size % bs_;
-    return end - pos;
-  }
-
-  // Inodes are packed on 32-byte slots from meta_blkaddr; a record whose inline tail would cross a
-  // block boundary starts at the next block instead. Slot 0 stays unused: nid 0 means "none" in
-  // several superblock fields.
+  // Inodes are packed on 32-byte slots from meta_blkaddr. A record that fits in a block goes into
+  // the fullest block that still has room for all of it (best fit), so an inline tail never
+  // crosses a block boundary and little space is lost; a larger record starts new blocks. Slot 0
+  // stays unused: nid 0 means "none" in several superblock fields. The root comes first, so its
+  // nid is small.
   void assign_nids(uint64_t meta_blkaddr) {
     meta_blkaddr_ = meta_blkaddr;
-    uint64_t pos = kSlotSize;
+    std::set<std::pair<uint32_t, uint64_t>> open = {{bs_ - kSlotSize, 0}};  // (free bytes, block)
+    std::vector<uint32_t> used = {kSlotSize};
     for (auto& p : plans_) {
       if (p.src->is_dir()) p.data.layout = p.inline_tail ? Layout::FlatInline : Layout::FlatPlain;
-      uint64_t size = record_size(p, pos);
-      if (p.inline_tail) {
-        uint64_t tail = p.data_size % bs_;
-        uint64_t tail_start = pos + size - tail;
-        if (tail_start / bs_ != (tail_start + tail - 1) / bs_) {
-          pos = round_up(pos, bs_);
-          size = record_size(p, pos);
+      uint64_t size = round_up(layout_record(p, 0).size, kSlotSize);
+      uint64_t pos;
+      if (size <= bs_) {
+        auto it = open.lower_bound({uint32_t(size), 0});
+        uint64_t blk;
+        if (it == open.end()) {
+          blk = used.size();
+          used.push_back(0);
+        } else {
+          blk = it->second;
+          open.erase(it);
         }
+        pos = blk * bs_ + used[blk];
+        used[blk] += uint32_t(size);
+        if (bs_ - used[blk] >= kSlotSize) open.insert({bs_ - used[blk], blk});
+      } else {
+        pos = used.size() * bs_;
+        for (RecordLayout r = layout_record(p, pos); r.inline_size; r = layout_record(p, pos)) {
+          uint64_t start = pos + r.inline_off;
+          if (start / bs_ == (start + r.inline_size - 1) / bs_) break;
+          pos += kSlotSize;
+        }
+        uint64_t end = round_up(pos + layout_record(p, pos).size, kSlotSize);
+        used.resize((end + bs_ - 1) / bs_, bs_);
+        used.back() = uint32_t(end - (used.size() - 1) * bs_);
+        if (bs_ - used.back() >= kSlotSize) open.insert({bs_ - used.back(), used.size() - 1});
       }
       p.nid = pos / kSlotSize;
-      pos = round_up(pos + size, kSlotSize);
     }
-    meta_bytes_ = round_up(pos, bs_);
+    meta_bytes_ = used.size() * bs_;
     if (plans_.front().nid > 0xFFFF) throw BuildError("internal error: root nid does not fit 16 bits");
   }
 
@@ -242,7 +293,11 @@ class Builder {
     uint64_t dir_blk = meta_blkaddr_ + meta_bytes_ / bs_;
     std::vector<std::vector<uint8_t>> dir_blocks;
     std::vector<uint8_t> rec;
-    for (auto& p : plans_) {
+    std::vector<Plan*> by_nid;
+    for (auto& p : plans_) by_nid.push_back(&p);
+    std::sort(by_nid.begin(), by_nid.end(), [](const Plan* a, const Plan* b) { return a->nid < b->nid; });
+    for (Plan* pp : by_nid) {
+      Plan& p = *pp;
       if (p.src->is_dir()) {
         auto content = directory_content(p.src);
         uint64_t full = p.inline_tail ? p.data_size / bs_ * bs_ : p.data_size;
@@ -255,18 +310,12 @@ class Builder {
         if (p.inline_tail) p.data.tail.assign(content.begin() + full, content.end());
       }
       uint64_t pos = p.nid * kSlotSize;
-      rec.assign(record_size(p, pos), 0);
+      RecordLayout r = layout_record(p, pos);
+      rec.assign(r.size, 0);
       encode_inode(p, rec.data());
-      xattrs_.encode_ibody(p.src, rec.data() + inode_size(p));
-      size_t at = inode_size(p) + p.xattr_size;
-      if (p.data.layout == Layout::ChunkBased) {
-        at = size_t(round_up(pos + at, 4) - pos);
-        for (uint32_t blk : p.data.chunk_map) {
-          put_le32(rec.data() + at, blk);
-          at += 4;
-        }
-      }
-      if (p.inline_tail) std::memcpy(rec.data() + at, p.data.tail.data(), p.data.tail.size());
+      xattrs_.encode_ibody(p.src, rec.data() + p.inode_size());
+      std::copy(r.index.begin(), r.index.end(), rec.begin() + r.index_off);
+      std::copy(r.inline_data.begin(), r.inline_data.end(), rec.begin() + r.inline_off);
       out.pad_to(meta_base + pos);
       out.append(rec);
     }
@@ -296,7 +345,10 @@ class Builder {
     d.mtime_nsec = p.extended ? ino->mtime_nsec : 0;
     if (S_ISCHR(ino->mode) || S_ISBLK(ino->mode)) d.u = encode_rdev(ino->rdev_major, ino->rdev_minor);
     else if (S_ISFIFO(ino->mode) || S_ISSOCK(ino->mode)) d.u = 0;
-    else if (p.data.layout == Layout::ChunkBased) d.u = p.data.chunk_format;
+    else if (p.compressed) {
+      d.layout = p.z.compact && !p.whole_fragment ? Layout::CompressedCompact : Layout::CompressedFull;
+      d.u = uint32_t(p.zblocks);
+    } else if (p.data.layout == Layout::ChunkBased) d.u = p.data.chunk_format;
     else d.u = p.data.startblk >= kNullAddr ? kNullAddr : uint32_t(p.data.startblk);
     d.encode({out, d.disk_size()});
   }
@@ -310,6 +362,20 @@ class Builder {
     sb.magic = kMagic;
     sb.feature_compat = kCompatSbChksum | kCompatMtime | (xattrs_.uses_filter() ? kCompatXattrFilter : 0);
     sb.feature_incompat = uses_chunks_ ? kIncompatChunkedFile : 0;
+    std::vector<uint8_t> configs;
+    if (compressed_) {
+      // Big-pcluster mode (and with it the configuration records) is always on: one index
+      // form for every pcluster size, understood since Linux 5.13.
+      sb.feature_incompat |= kIncompatZeroPadding | kIncompatComprCfgs;
+      if (compressed_->used_inline()) sb.feature_incompat |= kIncompatZtailpacking;
+      if (compressed_->used_dedupe()) sb.feature_incompat |= kIncompatFragments;  // the same bit means dedupe
+      if (packed_) {
+        sb.feature_incompat |= kIncompatFragments;
+        sb.packed_nid = packed_->nid;
+      }
+      sb.u1 = compressed_->algorithm_bitmap();
+      configs = compressed_->configs().encode(sb.u1);
+    }
     sb.blkszbits = uint8_t(__builtin_ctz(bs_));
     sb.root_nid_2b = uint16_t(plans_.front().nid);
     sb.inos = plans_.size();
@@ -322,6 +388,8 @@ class Builder {
 
     // The checksum covers the superblock and the rest of its block (all zeros here).
     std::vector<uint8_t> region(checksum_length(bs_), 0);
+    if (sb.size() + configs.size() > region.size()) throw BuildError("internal error: superblock block overflows");
+    std::copy(configs.begin(), configs.end(), region.begin() + sb.size());
     sb.encode(region);
     sb.checksum = compute_checksum(region);
     sb.encode(region);
@@ -365,6 +433,8 @@ class Builder {
   uint32_t sb_block_ = 0;
   uint64_t data_start_ = 0, xattr_blkaddr_ = 0, meta_blkaddr_ = 0, meta_bytes_ = 0;
   bool uses_chunks_ = false;
+  std::unique_ptr<CompressedData> compressed_;
+  Plan* packed_ = nullptr;
   BuildStats stats_;
 };
 

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "compress/codec.h"
+
 namespace erofs::writer {
 
 enum class UuidMode { Derived, Random, Clear, Fixed };
@@ -19,6 +21,26 @@ struct SourceOptions {
   std::vector<std::string> exclude_paths;    // relative to the source root
   std::vector<std::string> exclude_regexes;  // matched against the relative path
   bool ignore_unreadable = false;            // warn and skip instead of failing
+};
+
+// --compress-hints: files whose image path matches `pattern` use this pcluster size and algorithm.
+struct CompressHint {
+  uint32_t pcluster_bytes = 0;
+  std::string pattern;     // extended regex, searched in the path without its leading '/'
+  unsigned algorithm = 0;  // index into CompressionOptions::algorithms
+};
+
+struct CompressionOptions {
+  std::vector<compress::Spec> algorithms;  // -z ALG[:ALG2]; the first one unless a hint says otherwise
+  std::vector<CompressHint> hints;         // the first matching hint applies
+  uint32_t pcluster_bytes = 0;             // -C: the largest pcluster (0: one block)
+  bool full_indexes = false;               // -E legacy-compress
+  bool ztailpacking = false;               // -E ztailpacking: small last pieces inline
+  bool fragments = false;                  // -E fragments: small last pieces in the packed inode
+  bool all_fragments = false;              // -E all-fragments: every file in the packed inode
+  bool dedupe = false;                     // -E dedupe: equal extents share one pcluster
+  unsigned workers = 0;                    // 0: one per core
+  uint64_t segment_bytes = 4 << 20;        // input per compression job (fixes extent boundaries)
 };
 
 struct BuildOptions {
@@ -33,8 +55,10 @@ struct BuildOptions {
   // Non-zero: regular files are CHUNK_BASED with chunks of this many bytes (a power of two, at
   // least the block size); chunks that are holes in the source stay unmapped.
   uint32_t chunk_size = 0;
+  std::optional<CompressionOptions> compression;
   SourceOptions source;
   std::function<void(const std::string&)> warn;  // non-fatal problems (skipped inputs)
+  struct Progress* progress = nullptr;            // updated while building, when set
 };
 
 struct BuildStats {
@@ -44,6 +68,7 @@ struct BuildStats {
   uint64_t image_bytes = 0;
   uint64_t data_blocks = 0, meta_blocks = 0;
   uint64_t compact_inodes = 0, extended_inodes = 0;
+  uint64_t compressed_files = 0;
   uint64_t skipped_inputs = 0;  // with ignore_unreadable
   double seconds = 0;
 };

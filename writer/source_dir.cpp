@@ -214,6 +214,7 @@ class Scanner {
         ::close(fd);
         owned->size = uint64_t(st.st_size);
         owned->source_path = child_path;
+        owned->image_path = child_rel;
       } else if (S_ISLNK(st.st_mode)) {
         std::string target(size_t(st.st_size) + 1, '\0');
         ssize_t n = ::readlinkat(dirfd, name.c_str(), target.data(), target.size());

@@ -30,6 +30,7 @@ struct Inode {
   std::string symlink_target;
   XattrList xattrs;
   std::string source_path;        // regular files: where the content is read from
+  std::string image_path;         // regular files: path in the image, without a leading '/' (first link)
   std::vector<Dentry> children;   // directories: sorted bytewise, without "." and ".."
   Inode* parent = nullptr;        // directories: the parent (the root is its own parent)
   uint32_t nlink = 0;             // dentries naming this inode (+ "." and ".." for directories)

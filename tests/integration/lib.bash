@@ -22,6 +22,14 @@
 #                             below WORKDIR, lazily as a last resort; detach loop devices
 #                             backed by files below WORKDIR; remove WORKDIR unless
 #                             KEEP_WORKDIR=1). Call it directly, not in $(...).
+#   scratch DIR [SIZE]        create DIR and, as root, mount a fresh tmpfs (default size limit
+#                             2g, mode 0755) on it: trees of thousands of small files are
+#                             created, copied and removed there many times faster than on a disk
+#                             (ext4 with online discard takes ~20 s to remove the awkward tree).
+#                             tmpfs keeps everything the tests need (xattrs of all namespaces,
+#                             ACLs, nanosecond mtimes, devices, sparse files). Unmounted by the
+#                             workdir cleanup. Falls back to the plain directory (with a note)
+#                             when not root, when the mount fails, or with EROFS_TEST_NO_TMPFS=1.
 #   mount_image IMAGE MOUNTPOINT [FSTYPE]
 #                             mount -t FSTYPE(erofs) -o loop,ro; remembered for cleanup
 #   umount_image MOUNTPOINT   unmount (retrying a few times); the loop device goes with it
@@ -31,10 +39,28 @@
 #   check_rc NAME RC COMMAND...           like check, but expects exit status RC
 #   check_output NAME RC REGEX COMMAND... expects exit status RC and output matching the
 #                                         extended regular expression REGEX (grep -E)
+#   check_error NAME RC REGEX COMMAND...
+#                             the error contract of the erofs commands: exit status RC ("nonzero":
+#                             any status from 1 to 127), exactly one line on stderr, matching
+#                             REGEX (grep -E; "" means any), and no crash (status < 128, no
+#                             "Segmentation fault", "Aborted", "core dumped" or sanitizer
+#                             report in the output). stdout is not looked at.
+#   error_contract RC REGEX COMMAND...
+#                             the same check, quiet: sets ERROR_WHY (empty if it holds),
+#                             ERROR_RC, ERROR_STDERR, ERROR_STDOUT; show_error_contract COMMAND...
+#                             prints them (for loops that count one pass for many commands)
+#   known_gap MSG             print "KNOWN GAP: MSG" and count it (neither a pass nor a failure)
 #   pass MSG / fail MSG       count a pass / a failure by hand ("ok: MSG" / "FAIL: MSG")
-#   finish                    print "N passed, M failed"; exit 1 if any failed, else 0
+#   finish                    print "N passed, M failed" (and ", K known gaps" if any); exit 1
+#                             if any failed, else 0
 #   mktree DEST [PROFILE [ARGS...]]       tests/tools/mktree.py DEST --profile PROFILE ARGS...
 #   treecmp A B [OPTIONS...]              tests/tools/treecmp.py A B OPTIONS...
+#   copy_without_255_names SRC DST
+#                             cp -a SRC DST, then remove from DST every entry whose name is 255
+#                             bytes long (mkfs.erofs 1.5 cannot take them) and give the parents
+#                             their mtimes from SRC back; prints the number removed
+#   crash_text FILE...        succeeds if a FILE holds the text of a crash (signal, abort,
+#                             sanitizer report)
 
 # Running this file on its own (CTest picks up every tests/integration/*.sh) does nothing.
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
@@ -53,6 +79,7 @@ SCRIPT_NAME=$(basename "${BASH_SOURCE[-1]}" .sh)
 WORKDIR=
 _LIB_PASSED=0
 _LIB_FAILED=0
+_LIB_GAPS=0
 _LIB_MOUNTS=()
 _LIB_CLEANED=0
 
@@ -237,6 +264,19 @@ _lib_cleanup() {
 
 # --- mounts -----------------------------------------------------------------------------------
 
+scratch() {
+    local dir=$1 size=${2:-2g}
+    mkdir -p "$dir" || return 1
+    if [[ "${EROFS_TEST_NO_TMPFS:-0}" == 1 ]]; then
+        return 0
+    fi
+    if have_root && mount -t tmpfs -o "size=$size,mode=0755" tmpfs "$dir" 2>/dev/null; then
+        return 0
+    fi
+    echo "note: $dir is not a tmpfs (not root, or the mount failed): slower" >&2
+    return 0
+}
+
 mount_image() {
     local image=$1 mp=$2 fstype=${3:-erofs} out
     mkdir -p "$mp" || return 1
@@ -324,8 +364,74 @@ check_output() {
     _lib_step "$name" "$want" "$regex" "$@"
 }
 
+known_gap() {
+    _LIB_GAPS=$((_LIB_GAPS + 1))
+    echo "KNOWN GAP: $*"
+}
+
+crash_text() {
+    grep -Eqs 'Segmentation fault|Aborted|core dumped|AddressSanitizer|UndefinedBehaviorSanitizer|runtime error:|terminate called|std::bad_alloc|stack smashing' "$@"
+}
+
+# error_contract RC REGEX COMMAND...: the check behind check_error, quiet: sets ERROR_WHY (empty
+# when the contract holds), ERROR_RC, ERROR_STDERR (first 20 lines) and ERROR_STDOUT (first 5).
+error_contract() {
+    local want=$1 regex=$2 out err lines
+    shift 2
+    ERROR_WHY='' ERROR_STDERR='' ERROR_STDOUT=''
+    out=$(mktemp "${WORKDIR:-$PWD}/.out.XXXXXX") || { ERROR_WHY="mktemp failed"; return 1; }
+    err=$(mktemp "${WORKDIR:-$PWD}/.err.XXXXXX") || { rm -f "$out"; ERROR_WHY="mktemp failed"; return 1; }
+    "$@" >"$out" 2>"$err"
+    ERROR_RC=$?
+    lines=$(awk 'END { print NR }' "$err")
+    if [[ $ERROR_RC -ge 128 ]] || crash_text "$out" "$err"; then
+        ERROR_WHY="crashed: exit $ERROR_RC"
+    elif [[ "$want" == nonzero ]]; then
+        [[ $ERROR_RC != 0 ]] || ERROR_WHY="exit 0, expected an error"
+    elif [[ $ERROR_RC != "$want" ]]; then
+        ERROR_WHY="exit $ERROR_RC, expected $want"
+    fi
+    if [[ -z "$ERROR_WHY" && $lines != 1 ]]; then
+        ERROR_WHY="$lines lines on stderr, expected 1"
+    fi
+    if [[ -z "$ERROR_WHY" && -n "$regex" ]] && ! grep -Eq -- "$regex" "$err"; then
+        ERROR_WHY="stderr does not match /$regex/"
+    fi
+    ERROR_STDERR=$(head -n 20 "$err")
+    [[ $lines -gt 20 ]] && ERROR_STDERR+=$'\n'"... ($lines lines)"
+    ERROR_STDOUT=$(head -n 5 "$out" | cut -c1-300)
+    rm -f "$out" "$err"
+    [[ -z "$ERROR_WHY" ]]
+}
+
+# show_error_contract COMMAND...: print what error_contract saw (after a failure)
+show_error_contract() {
+    echo "    \$ $*" | cut -c1-500
+    [[ -n "$ERROR_STDERR" ]] && sed 's/^/    stderr: /' <<<"$ERROR_STDERR"
+    [[ -n "$ERROR_STDOUT" ]] && sed 's/^/    stdout: /' <<<"$ERROR_STDOUT"
+    return 0
+}
+
+# check_error NAME RC REGEX COMMAND...  (see the header)
+check_error() {
+    local name=$1 want=$2 regex=$3
+    shift 3
+    if error_contract "$want" "$regex" "$@"; then
+        pass "$name"
+        [[ "${VERBOSE:-0}" == 1 ]] && sed 's/^/    stderr: /' <<<"$ERROR_STDERR"
+        return 0
+    fi
+    fail "$name ($ERROR_WHY)"
+    show_error_contract "$@"
+    return 1
+}
+
 finish() {
-    echo "$SCRIPT_NAME: $_LIB_PASSED passed, $_LIB_FAILED failed"
+    if [[ $_LIB_GAPS != 0 ]]; then
+        echo "$SCRIPT_NAME: $_LIB_PASSED passed, $_LIB_FAILED failed, $_LIB_GAPS known gaps"
+    else
+        echo "$SCRIPT_NAME: $_LIB_PASSED passed, $_LIB_FAILED failed"
+    fi
     [[ $_LIB_FAILED == 0 ]] && exit 0
     exit 1
 }
@@ -340,4 +446,18 @@ mktree() {
 
 treecmp() {
     "$PYTHON" "$EROFS_TEST_TOOLS/treecmp.py" "$@"
+}
+
+copy_without_255_names() {
+    local src=$1 dst=$2 n d
+    cp -a "$src" "$dst" || return 1
+    n=$(LC_ALL=C find "$dst" -mindepth 1 -regextype posix-extended -regex '.*/[^/]{255}' | wc -l)
+    LC_ALL=C find "$dst" -mindepth 1 -depth -regextype posix-extended -regex '.*/[^/]{255}' \
+        -exec rm -rf {} + || return 1
+    # put the parents' mtimes back, so that only the missing names differ from SRC
+    (cd "$src" && LC_ALL=C find . -mindepth 1 -regextype posix-extended -regex '.*/[^/]{255}' \
+        -exec dirname {} \; | sort -u | while IFS= read -r d; do
+            touch -h -m -r "$src/$d" "$dst/$d"
+        done) || return 1
+    echo "$n"
 }

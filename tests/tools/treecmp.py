@@ -2,7 +2,8 @@
 """Compare two directory trees entry by entry, metadata included.
 
 Usage: treecmp.py A B [--no-owner] [--no-xattrs] [--no-mtime] [--mtime-seconds]
-                      [--ignore-root-mtime] [--no-hardlinks] [--skip-types TYPES] [--limit N]
+                      [--ignore-root-mtime] [--no-hardlinks] [--contents-only]
+                      [--skip-types TYPES] [--limit N]
 
 Prints one line per difference:   PATH: WHAT: A=<value> B=<value>
 (PATH relative to the roots, "." for the roots themselves; a backslash is shown doubled, bytes
@@ -30,6 +31,10 @@ Compared for every path (names are compared as bytes):
 --skip-types TYPES (comma-separated, e.g. sock,fifo,chr,blk): paths having one of these types in
 either tree are left out entirely; 'dir' leaves out the directories' own attributes but still
 compares what is below them.
+--contents-only: compare only what every extractor must give back: presence (names), type,
+size of regular files and symlinks, content, symlink targets. Nothing else: no permission bits,
+owners, mtimes, xattrs, nlink or hard-link groups, device numbers (implies --no-owner,
+--no-xattrs, --no-mtime, --no-hardlinks).
 --limit N: print at most N difference lines (all are still counted).
 """
 
@@ -258,7 +263,7 @@ class Comparer:
             self.diff(rel, "type", ta, tb)
             return
         ma, mb = stat.S_IMODE(sa.st_mode), stat.S_IMODE(sb.st_mode)
-        if ma != mb:
+        if ma != mb and not args.contents_only:
             self.diff(rel, "mode", "%04o" % ma, "%04o" % mb)
         if not args.no_owner:
             if sa.st_uid != sb.st_uid:
@@ -289,7 +294,7 @@ class Comparer:
             else:
                 if la != lb:
                     self.diff(rel, "symlink target", show_bytes(la), show_bytes(lb))
-        elif ta in ("chr", "blk") and sa.st_rdev != sb.st_rdev:
+        elif ta in ("chr", "blk") and sa.st_rdev != sb.st_rdev and not args.contents_only:
             self.diff(rel, "device",
                       "%d:%d" % (os.major(sa.st_rdev), os.minor(sa.st_rdev)),
                       "%d:%d" % (os.major(sb.st_rdev), os.minor(sb.st_rdev)))
@@ -357,11 +362,15 @@ def main(argv=None):
                     help="do not compare the mtimes of the two roots")
     ap.add_argument("--no-hardlinks", action="store_true",
                     help="do not compare hard-link groups or nlink")
+    ap.add_argument("--contents-only", action="store_true",
+                    help="compare only names, types, sizes, contents and symlink targets")
     ap.add_argument("--skip-types", type=parse_types, default=set(), metavar="TYPES",
                     help="comma-separated types to leave out: reg,dir,lnk,chr,blk,fifo,sock")
     ap.add_argument("--limit", type=int, default=None, metavar="N",
                     help="print at most N difference lines")
     args = ap.parse_args(argv)
+    if args.contents_only:
+        args.no_owner = args.no_xattrs = args.no_mtime = args.no_hardlinks = True
 
     trees = []
     for root in (args.a, args.b):

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -172,7 +173,8 @@ inline std::map<std::string, WalkedEntry> walk_image(const reader::Image& image,
 
 // Writes `bytes` to a fresh file in the test temp directory and returns its path.
 inline std::string write_scratch_image(const std::string& name, const std::string& bytes) {
-  const std::string path = ::testing::TempDir() + "/" + name;
+  // The pid keeps test processes that CTest runs in parallel off each other's files.
+  const std::string path = ::testing::TempDir() + "/" + std::to_string(::getpid()) + "-" + name;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), std::streamsize(bytes.size()));
   if (!out.flush()) throw std::runtime_error("cannot write " + path);

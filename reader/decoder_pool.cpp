@@ -1,0 +1,22 @@
+#include "reader/decoder_pool.h"
+
+namespace erofs::reader {
+
+DecoderPool::Lease DecoderPool::acquire() {
+  {
+    std::lock_guard lock(mutex_);
+    if (!idle_.empty()) {
+      auto d = std::move(idle_.back());
+      idle_.pop_back();
+      return Lease(*this, std::move(d));
+    }
+  }
+  return Lease(*this, std::make_unique<compress::Decoder>(config_));
+}
+
+void DecoderPool::give_back(std::unique_ptr<compress::Decoder> decoder) {
+  std::lock_guard lock(mutex_);
+  idle_.push_back(std::move(decoder));
+}
+
+}  // namespace erofs::reader

@@ -1,0 +1,37 @@
+#include "reader/pcluster_cache.h"
+
+#include <functional>
+
+namespace erofs::reader {
+
+size_t PclusterCache::KeyHash::operator()(const PclusterKey& k) const {
+  size_t h = std::hash<uint64_t>{}(k.pa);
+  for (uint64_t v : {uint64_t(k.source), uint64_t(k.plen), k.llen, uint64_t(uint8_t(k.algorithm)), uint64_t(k.partial)})
+    h = h * 1000003u ^ std::hash<uint64_t>{}(v);
+  return h;
+}
+
+PclusterCache::Bytes PclusterCache::find(const PclusterKey& key) {
+  std::lock_guard lock(mutex_);
+  auto it = index_.find(key);
+  if (it == index_.end()) return nullptr;
+  lru_.splice(lru_.begin(), lru_, it->second);
+  return it->second->second;
+}
+
+void PclusterCache::insert(const PclusterKey& key, Bytes data) {
+  const uint64_t size = data->size();
+  if (size > budget_) return;
+  std::lock_guard lock(mutex_);
+  if (index_.count(key)) return;  // another thread decoded it meanwhile
+  while (used_ + size > budget_ && !lru_.empty()) {
+    used_ -= lru_.back().second->size();
+    index_.erase(lru_.back().first);
+    lru_.pop_back();
+  }
+  lru_.emplace_front(key, std::move(data));
+  index_.emplace(key, lru_.begin());
+  used_ += size;
+}
+
+}  // namespace erofs::reader

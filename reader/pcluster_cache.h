@@ -1,0 +1,48 @@
+// Decoded extents kept for reuse, least recently used first out, within a byte budget. Reading a
+// file sequentially then decodes each pcluster once, and fragments packed together in the packed
+// inode are decoded once for all the files that share them. Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+namespace erofs::reader {
+
+struct PclusterKey {
+  uint8_t source = 0;  // device or a metadata stream (inline pclusters)
+  uint64_t pa = 0;
+  uint32_t plen = 0;
+  uint64_t llen = 0;
+  int8_t algorithm = 0;
+  bool partial = false;
+
+  bool operator==(const PclusterKey&) const = default;
+};
+
+class PclusterCache {
+ public:
+  using Bytes = std::shared_ptr<const std::vector<uint8_t>>;
+
+  explicit PclusterCache(uint64_t budget_bytes) : budget_(budget_bytes) {}
+
+  Bytes find(const PclusterKey& key);
+  void insert(const PclusterKey& key, Bytes data);
+
+ private:
+  struct KeyHash {
+    size_t operator()(const PclusterKey& k) const;
+  };
+  using Lru = std::list<std::pair<PclusterKey, Bytes>>;
+
+  std::mutex mutex_;
+  uint64_t budget_;
+  uint64_t used_ = 0;
+  Lru lru_;  // most recently used first
+  std::unordered_map<PclusterKey, Lru::iterator, KeyHash> index_;
+};
+
+}  // namespace erofs::reader

@@ -1,0 +1,506 @@
+// The compress layer: spec parsing, fixed-output fill() for every algorithm, bounded decoding.
+#include <gtest/gtest.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "compress/codec.h"
+
+namespace erofs::compress {
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+// Word soup with a skewed vocabulary: compresses about 3x with zlib and 2x with lz4, like source
+// text, without reading files whose content differs between machines.
+Bytes make_text(size_t n, uint32_t seed) {
+  constexpr size_t kWords = 300;
+  std::mt19937 rng(seed);
+  std::vector<std::string> words(kWords);
+  for (auto& w : words) {
+    const size_t len = 2 + rng() % 9;
+    for (size_t i = 0; i < len; ++i) w.push_back(char('a' + rng() % 26));
+  }
+  Bytes out;
+  out.reserve(n + 16);
+  while (out.size() < n) {
+    size_t i = rng() % kWords;
+    for (int k = 0; k < 2; ++k) i = i * (rng() % kWords) / kWords;  // favours small indexes
+    out.insert(out.end(), words[i].begin(), words[i].end());
+    const uint32_t r = rng() % 20;
+    out.push_back(r == 0 ? '\n' : r == 1 ? ',' : ' ');
+  }
+  out.resize(n);
+  return out;
+}
+
+Bytes make_random(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Bytes out(n);
+  for (auto& b : out) b = uint8_t(rng());
+  return out;
+}
+
+// Runs of text, noise, zeros and short repeats, so the ratio changes every few KiB.
+Bytes make_mixed(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Bytes out;
+  while (out.size() < n) {
+    const size_t len = 512 + rng() % 8192;
+    Bytes part;
+    switch (rng() % 4) {
+      case 0: part = make_text(len, rng()); break;
+      case 1: part = make_random(len, rng()); break;
+      case 2: part.assign(len, 0); break;
+      default:
+        for (size_t i = 0; i < len; ++i) part.push_back(uint8_t("erofs!"[i % 6] + (i / 600)));
+    }
+    out.insert(out.end(), part.begin(), part.end());
+  }
+  out.resize(n);
+  return out;
+}
+
+struct Case {
+  const char* spec;
+  uint32_t pcluster;
+};
+
+std::string case_name(const testing::TestParamInfo<Case>& info) {
+  std::string s = info.param.spec;
+  std::replace(s.begin(), s.end(), ',', '_');
+  return s + "_" + std::to_string(info.param.pcluster);
+}
+
+class FillTest : public testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    spec_ = parse_spec(GetParam().spec);
+    pcluster_ = GetParam().pcluster;
+    enc_ = make_encoder(spec_, pcluster_);
+    decoder_ = std::make_unique<Decoder>(config());
+  }
+
+  DecoderConfig config() const {
+    DecoderConfig c;
+    if (enc_->lzma_dict_size()) c.lzma_dict_size = enc_->lzma_dict_size();
+    c.deflate_window_bits = enc_->deflate_window_bits();
+    c.zstd_window_log = enc_->zstd_window_log();
+    return c;
+  }
+
+  // One fill of `in`, checked: the stream fits, does not start with zero, and decodes exactly
+  // (and its prefixes partially) back to the consumed input.
+  FillResult fill_and_check(std::span<const uint8_t> in, Bytes& out) {
+    out.assign(pcluster_, 0xEE);
+    const FillResult r = enc_->fill(in, out);
+    EXPECT_GT(r.consumed, 0u);
+    EXPECT_LE(r.consumed, std::min(in.size(), kMaxDecodedBytes));
+    EXPECT_GT(r.produced, 0u);
+    EXPECT_LE(r.produced, out.size());
+    if (r.consumed == 0 || r.produced == 0) return r;
+    EXPECT_NE(out[0], 0) << "the stream would be taken for zero padding";
+    const std::span<const uint8_t> stream(out.data(), r.produced);
+
+    Bytes back(r.consumed);
+    decoder_->decode(spec_.algorithm, stream, back, false);
+    EXPECT_TRUE(std::equal(back.begin(), back.end(), in.begin())) << "round trip differs";
+
+    // Images without 0PADDING keep the stream at the start of the pcluster, zeros after it, and
+    // decode partially from the whole pcluster.
+    Bytes padded(out.begin(), out.end());
+    std::fill(padded.begin() + r.produced, padded.end(), 0);
+    for (size_t n : {size_t(1), size_t(100), r.consumed / 2, r.consumed - 1, r.consumed}) {
+      if (n == 0 || n > r.consumed) continue;
+      Bytes prefix(n);
+      decoder_->decode(spec_.algorithm, stream, prefix, true);
+      EXPECT_TRUE(std::equal(prefix.begin(), prefix.end(), in.begin())) << "partial decode of " << n << " bytes";
+      std::fill(prefix.begin(), prefix.end(), 0xEE);
+      decoder_->decode(spec_.algorithm, padded, prefix, true);
+      EXPECT_TRUE(std::equal(prefix.begin(), prefix.end(), in.begin())) << "padded partial decode of " << n;
+    }
+    return r;
+  }
+
+  // deflate and zstd fill by steps (see compress/stepped_fill.h) and stop within a few percent
+  // of the end; lz4 and lzma fill natively, up to the last symbol that fits.
+  double min_fill() const {
+    return spec_.algorithm == Algorithm::Deflate || spec_.algorithm == Algorithm::Zstd ? 0.88 : 0.97;
+  }
+
+  Spec spec_;
+  uint32_t pcluster_ = 0;
+  std::unique_ptr<Encoder> enc_;
+  std::unique_ptr<Decoder> decoder_;
+};
+
+TEST_P(FillTest, TextFillsThePcluster) {
+  const Bytes text = make_text(size_t(pcluster_) * 10, 1);
+  Bytes out;
+  const FillResult r = fill_and_check(text, out);
+  EXPECT_LT(r.consumed, text.size());
+  EXPECT_GE(double(r.produced), min_fill() * pcluster_) << r.produced << " of " << pcluster_;
+  EXPECT_GT(double(r.consumed), 1.5 * double(r.produced)) << "text should compress";
+}
+
+TEST_P(FillTest, ConsecutiveFillsOverText) {
+  // The writer's pattern: fill after fill along a file. Later fills use the earlier ratios.
+  const size_t fills = pcluster_ >= (1u << 20) ? 2 : 6;
+  const Bytes text = make_text(size_t(pcluster_) * 5 * fills, 2);
+  Bytes out;
+  size_t pos = 0, produced = 0, n = 0;
+  for (; n < fills && pos < text.size(); ++n) {
+    const FillResult r = fill_and_check(std::span(text).subspan(pos), out);
+    if (r.consumed == 0) break;
+    pos += r.consumed;
+    produced += r.produced;
+    EXPECT_GE(double(r.produced), min_fill() * pcluster_);
+  }
+  EXPECT_GE(double(produced) / double(n * pcluster_), 0.95) << "average fill";
+}
+
+TEST_P(FillTest, RandomDataIsStoredNearlyAsIs) {
+  const Bytes noise = make_random(size_t(pcluster_) * 3, 3);
+  Bytes out;
+  const FillResult r = fill_and_check(noise, out);
+  // Incompressible input still fills the pcluster, with a little framing overhead.
+  EXPECT_GE(double(r.consumed), 0.9 * pcluster_);
+  EXPECT_LE(r.consumed, size_t(pcluster_));
+  EXPECT_GE(double(r.produced), 0.9 * pcluster_);
+}
+
+TEST_P(FillTest, ZerosStopAtTheExtentLimit) {
+  const Bytes zeros(kMaxDecodedBytes + 4096, 0);
+  Bytes out;
+  const FillResult r = fill_and_check(zeros, out);
+  EXPECT_LE(r.consumed, kMaxDecodedBytes);
+  EXPECT_GE(r.consumed, std::min(size_t(pcluster_) * 16, kMaxDecodedBytes));
+}
+
+TEST_P(FillTest, MixedData) {
+  const Bytes mixed = make_mixed(size_t(pcluster_) * 12, 4);
+  Bytes out;
+  size_t pos = 0;
+  const int fills = pcluster_ >= (1u << 20) ? 2 : 4;
+  for (int i = 0; i < fills && pos < mixed.size(); ++i) {
+    const FillResult r = fill_and_check(std::span(mixed).subspan(pos), out);
+    if (r.consumed == 0) break;
+    pos += r.consumed;
+  }
+}
+
+TEST_P(FillTest, ShortInputIsTakenWhole) {
+  for (size_t n : {1, 2, 7, 100, 1000}) {
+    const Bytes text = make_text(n, 5);
+    Bytes out;
+    const FillResult r = fill_and_check(text, out);
+    EXPECT_EQ(r.consumed, n);
+  }
+  Bytes out(pcluster_);
+  const FillResult r = enc_->fill({}, out);
+  EXPECT_EQ(r.consumed, 0u);
+  EXPECT_EQ(r.produced, 0u);
+}
+
+TEST_P(FillTest, TinyOutputIsValidOrEmpty) {
+  const Bytes text = make_text(4096, 6);
+  const Bytes noise = make_random(4096, 7);
+  for (const Bytes* in : {&text, &noise}) {
+    for (size_t room : {0, 1, 2, 5, 6, 9, 16, 17, 40, 100}) {
+      Bytes out(room);
+      const FillResult r = enc_->fill(*in, out);
+      ASSERT_LE(r.produced, room);
+      if (r.consumed == 0) {
+        EXPECT_EQ(r.produced, 0u);
+        continue;
+      }
+      ASSERT_GT(r.produced, 0u);
+      EXPECT_NE(out[0], 0);
+      Bytes back(r.consumed);
+      decoder_->decode(spec_.algorithm, {out.data(), r.produced}, back, false);
+      EXPECT_TRUE(std::equal(back.begin(), back.end(), in->begin())) << "room " << room;
+    }
+  }
+}
+
+TEST_P(FillTest, WrongSizesAndDamageAreRejected) {
+  const Bytes text = make_text(size_t(pcluster_) * 4, 8);
+  Bytes out;
+  const FillResult r = fill_and_check(text, out);
+  ASSERT_GT(r.consumed, 2u);
+  const std::span<const uint8_t> stream(out.data(), r.produced);
+  const Algorithm alg = spec_.algorithm;
+
+  Bytes more(r.consumed + 1), fewer(r.consumed - 1);
+  EXPECT_THROW(decoder_->decode(alg, stream, more, false), DecodeError);
+  EXPECT_THROW(decoder_->decode(alg, stream, more, true), DecodeError) << "the stream holds less";
+  EXPECT_THROW(decoder_->decode(alg, stream, fewer, false), DecodeError);
+
+  // A cut-off stream cannot produce the whole extent.
+  Bytes back(r.consumed);
+  for (size_t keep : {r.produced - 1, r.produced / 2, size_t(1)}) {
+    if (keep == 0 || keep >= r.produced) continue;
+    EXPECT_THROW(decoder_->decode(alg, stream.first(keep), back, false), DecodeError) << "kept " << keep;
+  }
+
+  // Flipped bytes: either caught or decoded to some bytes of the right length, never a crash.
+  std::mt19937 rng(9);
+  const int rounds = pcluster_ >= (1u << 20) ? 10 : pcluster_ >= 65536 ? 50 : 200;
+  for (int i = 0; i < rounds; ++i) {
+    Bytes bad(stream.begin(), stream.end());
+    for (int k = 0; k < 1 + i % 4; ++k) bad[rng() % bad.size()] ^= uint8_t(1u << (rng() % 8));
+    for (bool partial : {false, true}) {
+      try {
+        decoder_->decode(alg, bad, back, partial);
+      } catch (const DecodeError&) {
+      }
+    }
+  }
+}
+
+const Case kCases[] = {
+    {"lz4", 4096},       {"lz4", 16384},       {"lz4", 65536},       {"lz4", 1u << 20},
+    {"lz4hc", 4096},     {"lz4hc,12", 16384},  {"lz4hc", 65536},     {"lz4hc,3", 1u << 20},
+    {"lzma", 4096},      {"lzma,9", 16384},    {"lzma,0", 65536},    {"lzma,1", 1u << 20},
+    {"deflate", 4096},   {"deflate,1", 16384}, {"deflate,9", 65536}, {"deflate", 1u << 20},
+    {"zstd", 4096},      {"zstd,19", 16384},   {"zstd,1", 65536},    {"zstd", 1u << 20},
+};
+INSTANTIATE_TEST_SUITE_P(All, FillTest, testing::ValuesIn(kCases), case_name);
+
+// --- decoding hostile input -------------------------------------------------------------------
+
+TEST(Decode, GarbageNeverCrashes) {
+  Decoder d;
+  std::mt19937 rng(10);
+  Bytes out(65536);
+  for (Algorithm alg : {Algorithm::Lz4, Algorithm::Lzma, Algorithm::Deflate, Algorithm::Zstd}) {
+    for (int i = 0; i < 300; ++i) {
+      Bytes in = make_random(1 + rng() % 3000, rng());
+      if (in[0] == 0) in[0] = 1;
+      if (alg == Algorithm::Zstd && i % 2) std::memcpy(in.data(), "\x28\xB5\x2F\xFD", std::min<size_t>(4, in.size()));
+      const size_t n = 1 + rng() % out.size();
+      for (bool partial : {false, true}) {
+        try {
+          d.decode(alg, in, std::span(out).first(n), partial);
+        } catch (const DecodeError&) {
+        }
+      }
+    }
+  }
+}
+
+TEST(Decode, SizeLimitsAreCheckedFirst) {
+  Decoder d;
+  Bytes in(16, 0xA2), big_out(kMaxDecodedBytes + 1), out(16);
+  Bytes big_in(kMaxPclusterBytes + 1, 0x5A);
+  for (Algorithm alg : {Algorithm::Lz4, Algorithm::Lzma, Algorithm::Deflate, Algorithm::Zstd}) {
+    EXPECT_THROW(d.decode(alg, in, big_out, false), DecodeError);
+    EXPECT_THROW(d.decode(alg, in, big_out, true), DecodeError);
+    EXPECT_THROW(d.decode(alg, big_in, out, false), DecodeError);
+    EXPECT_THROW(d.decode(alg, {}, out, false), DecodeError);
+  }
+  EXPECT_THROW(d.decode(Algorithm(7), in, out, false), DecodeError);
+}
+
+TEST(Decode, HugeDeclaredSizesAreRejected) {
+  Decoder d;
+  Bytes out(4096);
+  // A zstd frame header claiming 2^40 bytes of content in a 1 MiB single-segment window.
+  Bytes zstd = {0x28, 0xB5, 0x2F, 0xFD, 0xE0, 0, 0, 0, 0, 0, 1, 0, 0, 0x01, 0, 0};
+  EXPECT_THROW(d.decode(Algorithm::Zstd, zstd, out, false), DecodeError);
+  EXPECT_THROW(d.decode(Algorithm::Zstd, zstd, out, true), DecodeError);
+  // A non-single-segment frame asking for a 2 GiB window.
+  Bytes wide = {0x28, 0xB5, 0x2F, 0xFD, 0x00, 0xA8, 0x01, 0, 0};
+  EXPECT_THROW(d.decode(Algorithm::Zstd, wide, out, false), DecodeError);
+  EXPECT_THROW(d.decode(Algorithm::Zstd, wide, out, true), DecodeError);
+  // LZ4: a literal run longer than the whole block.
+  Bytes lz4 = {0xF0, 0xFF, 0xFF, 0xFF, 0x10, 'a', 'b'};
+  EXPECT_THROW(d.decode(Algorithm::Lz4, lz4, out, false), DecodeError);
+  EXPECT_THROW(d.decode(Algorithm::Lz4, lz4, out, true), DecodeError);
+}
+
+TEST(Decode, BadImageConfigurationIsADecodeError) {
+  Bytes in(16, 0xA2), out(16);
+  EXPECT_THROW(Decoder({.lzma_dict_size = 64u << 20}).decode(Algorithm::Lzma, in, out, false), DecodeError);
+  EXPECT_THROW(Decoder({.deflate_window_bits = 16}).decode(Algorithm::Deflate, in, out, false), DecodeError);
+  EXPECT_THROW(Decoder({.zstd_window_log = 11}).decode(Algorithm::Zstd, in, out, false), DecodeError);
+}
+
+TEST(Decode, ZstdFrameWiderThanTheImageWindowIsRejected) {
+  const Bytes text = make_text(1u << 18, 11);
+  auto enc = make_encoder(parse_spec("zstd"), 65536);
+  Bytes out(65536);
+  const FillResult r = enc->fill(text, out);
+  ASSERT_GT(r.consumed, 0u);
+  Bytes back(r.consumed);
+  Decoder narrow({.zstd_window_log = uint8_t(enc->zstd_window_log() - 1)});
+  EXPECT_THROW(narrow.decode(Algorithm::Zstd, {out.data(), r.produced}, back, false), DecodeError);
+  EXPECT_THROW(narrow.decode(Algorithm::Zstd, {out.data(), r.produced}, back, true), DecodeError);
+  Decoder wide({.zstd_window_log = enc->zstd_window_log()});
+  wide.decode(Algorithm::Zstd, {out.data(), r.produced}, back, false);
+}
+
+// --- per-algorithm stream details --------------------------------------------------------------
+
+TEST(Deflate, LeadingStoredBlockGetsBit3AndStillDecodes) {
+  // Noise is stored; the first stored block is not final, so its header byte would be 0x00.
+  auto enc = make_encoder(parse_spec("deflate"), 4096);
+  const Bytes noise = make_random(20000, 12);
+  Bytes out(4096);
+  const FillResult r = enc->fill(noise, out);
+  ASSERT_GT(r.consumed, 0u);
+  EXPECT_EQ(out[0], 0x08);
+  Decoder d;
+  Bytes back(r.consumed);
+  d.decode(Algorithm::Deflate, {out.data(), r.produced}, back, false);  // libdeflate
+  EXPECT_TRUE(std::equal(back.begin(), back.end(), noise.begin()));
+  Bytes prefix(r.consumed / 2);
+  d.decode(Algorithm::Deflate, {out.data(), r.produced}, prefix, true);  // zlib
+  EXPECT_TRUE(std::equal(prefix.begin(), prefix.end(), noise.begin()));
+}
+
+TEST(Deflate, HandMadeStreamWithPaddingBitSet) {
+  // Non-final stored block "abc" whose header byte has bit 3 set, then a final stored block "de".
+  const Bytes stream = {0x08, 3, 0, 0xFC, 0xFF, 'a', 'b', 'c', 0x01, 2, 0, 0xFD, 0xFF, 'd', 'e'};
+  Decoder d;
+  Bytes out(5);
+  d.decode(Algorithm::Deflate, stream, out, false);
+  EXPECT_EQ(std::string(out.begin(), out.end()), "abcde");
+  Bytes prefix(4);
+  d.decode(Algorithm::Deflate, stream, prefix, true);
+  EXPECT_EQ(std::string(prefix.begin(), prefix.end()), "abcd");
+}
+
+TEST(Zstd, OneFrameWithContentSizeAndNoChecksum) {
+  auto enc = make_encoder(parse_spec("zstd"), 16384);
+  EXPECT_EQ(enc->zstd_window_log(), 4);  // 16 KiB window
+  for (size_t n : {size_t(100), size_t(300), size_t(70000), size_t(200000)}) {
+    const Bytes text = make_text(n, 13);
+    Bytes out(16384);
+    const FillResult r = enc->fill(text, out);
+    ASSERT_GT(r.consumed, 0u);
+    EXPECT_EQ(ZSTD_getFrameContentSize(out.data(), r.produced), r.consumed);
+    EXPECT_EQ(ZSTD_findFrameCompressedSize(out.data(), r.produced), r.produced);
+    EXPECT_EQ(out[4] & 0x04, 0) << "no checksum";
+    EXPECT_EQ(out[4] & 0x20, 0) << "not single-segment: the window must stay within the image's";
+  }
+}
+
+TEST(Lzma, FirstByteIsTheInvertedPropertiesByte) {
+  auto enc = make_encoder(parse_spec("lzma"), 4096);
+  const Bytes text = make_text(20000, 14);
+  Bytes out(4096);
+  ASSERT_GT(enc->fill(text, out).consumed, 0u);
+  EXPECT_EQ(out[0], 0xA2);  // ~0x5D: lc=3, lp=0, pb=2
+}
+
+TEST(Encoder, ConfigurationRecords) {
+  EXPECT_EQ(make_encoder(parse_spec("lzma"), 4096)->lzma_dict_size(), 64u << 10);
+  EXPECT_EQ(make_encoder(parse_spec("lzma"), 1u << 20)->lzma_dict_size(), 1u << 20);
+  EXPECT_EQ(make_encoder(parse_spec("lzma"), 200000)->lzma_dict_size(), 256u << 10);
+  EXPECT_EQ(make_encoder(parse_spec("lzma,dictsize=1048576"), 4096)->lzma_dict_size(), 1u << 20);
+  EXPECT_EQ(make_encoder(parse_spec("deflate"), 4096)->deflate_window_bits(), 15);
+  EXPECT_EQ(make_encoder(parse_spec("zstd"), 4096)->zstd_window_log(), 2);
+  EXPECT_EQ(make_encoder(parse_spec("zstd"), 1u << 20)->zstd_window_log(), 10);
+  EXPECT_EQ(make_encoder(parse_spec("zstd"), 512)->zstd_window_log(), 0);
+  EXPECT_EQ(make_encoder(parse_spec("lz4hc"), 4096)->algorithm(), Algorithm::Lz4);
+  EXPECT_THROW(make_encoder(parse_spec("lz4"), 0), std::invalid_argument);
+  EXPECT_THROW(make_encoder(parse_spec("lz4"), (1u << 20) + 1), std::invalid_argument);
+  Spec bad;
+  bad.algorithm = Algorithm::Zstd;
+  bad.level = 30;
+  EXPECT_THROW(make_encoder(bad, 4096), SpecError);
+  Spec plain;  // hand-built, no name: the algorithm's plain form at its default level
+  plain.algorithm = Algorithm::Deflate;
+  EXPECT_EQ(make_encoder(plain, 4096)->algorithm(), Algorithm::Deflate);
+}
+
+// --- spec parsing -------------------------------------------------------------------------------
+
+TEST(ParseSpec, Accepts) {
+  struct Want {
+    const char* text;
+    Algorithm alg;
+    const char* name;
+    int level;
+    uint32_t dict;
+  };
+  const Want wants[] = {
+      {"lz4", Algorithm::Lz4, "lz4", -1, 0},
+      {"lz4hc", Algorithm::Lz4, "lz4hc", -1, 0},
+      {"lz4hc,12", Algorithm::Lz4, "lz4hc", 12, 0},
+      {"lz4hc,level=12", Algorithm::Lz4, "lz4hc", 12, 0},
+      {"lz4hc,1", Algorithm::Lz4, "lz4hc", 1, 0},
+      {"lzma", Algorithm::Lzma, "lzma", -1, 0},
+      {"lzma,9", Algorithm::Lzma, "lzma", 9, 0},
+      {"lzma,0", Algorithm::Lzma, "lzma", 0, 0},
+      {"lzma,level=9,dictsize=1048576", Algorithm::Lzma, "lzma", 9, 1u << 20},
+      {"lzma,dictsize=1048576", Algorithm::Lzma, "lzma", -1, 1u << 20},
+      {"lzma,dictsize=256k", Algorithm::Lzma, "lzma", -1, 256u << 10},
+      {"lzma,dictsize=8m", Algorithm::Lzma, "lzma", -1, 8u << 20},
+      {"deflate", Algorithm::Deflate, "deflate", -1, 0},
+      {"deflate,9", Algorithm::Deflate, "deflate", 9, 0},
+      {"deflate,level=1", Algorithm::Deflate, "deflate", 1, 0},
+      {"zstd", Algorithm::Zstd, "zstd", -1, 0},
+      {"zstd,19", Algorithm::Zstd, "zstd", 19, 0},
+      {"zstd,level=19", Algorithm::Zstd, "zstd", 19, 0},
+      {"zstd,22", Algorithm::Zstd, "zstd", 22, 0},
+  };
+  for (const Want& w : wants) {
+    SCOPED_TRACE(w.text);
+    const Spec s = parse_spec(w.text);
+    EXPECT_EQ(s.algorithm, w.alg);
+    EXPECT_EQ(s.name, w.name);
+    EXPECT_EQ(s.level, w.level);
+    EXPECT_EQ(s.dict_size, w.dict);
+  }
+}
+
+TEST(ParseSpec, RejectsWithAMessageNamingTheProblem) {
+  const std::pair<const char*, const char*> bad[] = {
+      {"lz5", "unknown compression algorithm 'lz5' (known: lz4, lz4hc, lzma, deflate, zstd)"},
+      {"", "unknown compression algorithm ''"},
+      {"LZ4", "unknown compression algorithm 'LZ4'"},
+      {"lz4,3", "lz4 takes no level"},
+      {"lz4hc,13", "level 13 out of range 1..12"},
+      {"lz4hc,0", "level 0 out of range 1..12"},
+      {"lzma,10", "level 10 out of range 0..9"},
+      {"deflate,0", "level 0 out of range 1..9"},
+      {"deflate,10", "level 10 out of range 1..9"},
+      {"zstd,0", "level 0 out of range 1..22"},
+      {"zstd,23", "level 23 out of range 1..22"},
+      {"zstd,-1", "bad level '-1'"},
+      {"zstd,fast", "bad level 'fast'"},
+      {"zstd,level=", "bad level ''"},
+      {"zstd,3,4", "level given twice"},
+      {"lz4hc,", "empty option"},
+      {"zstd,window=20", "unknown option 'window'"},
+      {"zstd,dictsize=65536", "dictsize applies to lzma only"},
+      {"lzma,dictsize=1000", "dictsize 1000 out of range"},
+      {"lzma,dictsize=9m", "out of range"},
+      {"lzma,dictsize=lots", "bad dictsize 'lots'"},
+  };
+  for (const auto& [text, message] : bad) {
+    SCOPED_TRACE(text);
+    try {
+      parse_spec(text);
+      ADD_FAILURE() << "accepted";
+    } catch (const SpecError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(AlgorithmName, Names) {
+  EXPECT_EQ(algorithm_name(Algorithm::Lz4), "lz4");
+  EXPECT_EQ(algorithm_name(Algorithm::Lzma), "lzma");
+  EXPECT_EQ(algorithm_name(Algorithm::Deflate), "deflate");
+  EXPECT_EQ(algorithm_name(Algorithm::Zstd), "zstd");
+}
+
+}  // namespace
+}  // namespace erofs::compress

@@ -1,0 +1,189 @@
+// Build -> read back in process -> compare with the source, for every layout the writer makes.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "reader/image.h"
+#include "writer/builder.h"
+#include "writer/source_dir.h"
+#include "writer/verify.h"
+
+namespace fs = std::filesystem;
+using namespace erofs;
+
+namespace {
+
+void write_file(const fs::path& p, const std::string& content) {
+  std::ofstream(p, std::ios::binary) << content;
+}
+
+std::string text(size_t n, unsigned seed) {
+  static const char* words[] = {"erofs ", "block ", "cluster ", "kernel ", "image ", "read ", "only ", "data\n"};
+  std::mt19937 rng(seed);
+  std::string s;
+  while (s.size() < n) s += words[rng() % 8];
+  s.resize(n);
+  return s;
+}
+
+std::string random_bytes(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::string s(n, '\0');
+  for (auto& c : s) c = char(rng());
+  return s;
+}
+
+// A tree that crosses every size boundary that matters to the layouts.
+fs::path make_tree(const fs::path& root) {
+  fs::remove_all(root);
+  fs::create_directories(root / "sub" / "deeper");
+  for (size_t n : {0, 1, 100, 4095, 4096, 4097, 8191, 16384, 65535, 65537, 300001})
+    write_file(root / ("text_" + std::to_string(n)), text(n, unsigned(n)));
+  write_file(root / "random_100k", random_bytes(100000, 7));
+  write_file(root / "zeros_1m", std::string(1 << 20, '\0'));
+  std::string mixed;
+  for (int i = 0; i < 8; ++i) mixed += i % 2 ? random_bytes(70000, unsigned(i)) : text(70000, unsigned(i));
+  write_file(root / "sub" / "mixed", mixed);
+  write_file(root / "sub" / "dup_a", text(52000, 99));
+  write_file(root / "sub" / "deeper" / "dup_b", text(52000, 99));
+  fs::create_hard_link(root / "text_100", root / "sub" / "hardlink");
+  fs::create_symlink("../text_100", root / "sub" / "link");
+  ::setxattr((root / "text_4097").c_str(), "user.note", "value", 5, 0);
+  ::setxattr((root / "sub" / "mixed").c_str(), "user.note", "value", 5, 0);
+  for (int i = 0; i < 300; ++i) write_file(root / "sub" / ("many_" + std::to_string(i)), text(size_t(i * 37), unsigned(i)));
+  return root;
+}
+
+struct Case {
+  const char* name;
+  uint32_t block_size;
+  const char* algorithm;  // nullptr: uncompressed
+  uint32_t pcluster;
+  bool full_indexes, ztailpacking, fragments, all_fragments;
+  uint32_t chunk_size = 0;
+  bool dedupe = false;
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+class RoundTrip : public ::testing::TestWithParam<Case> {};
+
+TEST_P(RoundTrip, ImageEqualsSource) {
+  const Case& c = GetParam();
+  fs::path dir = fs::current_path() / (std::string("roundtrip.") + c.name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::path src = make_tree(dir / "src");
+  std::string image = (dir / "image.erofs").string();
+
+  writer::BuildOptions o;
+  o.block_size = c.block_size;
+  o.chunk_size = c.chunk_size;
+  if (c.algorithm) {
+    writer::CompressionOptions z;
+    z.algorithms.push_back(compress::parse_spec(c.algorithm));
+    z.pcluster_bytes = c.pcluster;
+    z.full_indexes = c.full_indexes;
+    z.ztailpacking = c.ztailpacking;
+    z.fragments = c.fragments || c.all_fragments;
+    z.all_fragments = c.all_fragments;
+    z.dedupe = c.dedupe;
+    z.workers = 2;
+    o.compression = z;
+  }
+  auto scan = writer::scan_directory(src.string(), o.source, nullptr);
+  auto stats = writer::build_image(scan.tree, image, o);
+  EXPECT_EQ(stats.regular_files, 316u);
+  EXPECT_EQ(stats.hard_links, 1u);
+  auto problems = writer::verify_image(scan.tree, image, {});
+  for (auto& p : problems) ADD_FAILURE() << p;
+
+  // Independently of verify: a read across extent boundaries at an odd offset.
+  auto img = reader::Image::open(image);
+  auto ino = img->resolve("/sub/mixed");
+  std::string want = text(70000, 0) + random_bytes(70000, 1);
+  std::string got(100000, '\0');
+  ASSERT_EQ(img->read(ino, 12345, {reinterpret_cast<uint8_t*>(got.data()), got.size()}), got.size());
+  EXPECT_EQ(got, want.substr(12345, 100000));
+  if (c.algorithm && !c.all_fragments) EXPECT_GT(stats.compressed_files, 0u);
+  fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, RoundTrip,
+    ::testing::Values(Case{"plain", 4096, nullptr, 0, false, false, false, false},
+                      Case{"plain_b512", 512, nullptr, 0, false, false, false, false},
+                      Case{"plain_b1024", 1024, nullptr, 0, false, false, false, false},
+                      Case{"chunked", 4096, nullptr, 0, false, false, false, false, 8192},
+                      Case{"lz4", 4096, "lz4", 4096, false, false, false, false},
+                      Case{"lz4hc_16k", 4096, "lz4hc,9", 16384, false, false, false, false},
+                      Case{"lz4hc_64k_full", 4096, "lz4hc", 65536, true, false, false, false},
+                      Case{"lz4hc_1m", 4096, "lz4hc", 1 << 20, false, false, false, false},
+                      Case{"lz4_b512", 512, "lz4", 2048, false, false, false, false},
+                      Case{"lzma_64k", 4096, "lzma", 65536, false, false, false, false},
+                      Case{"deflate_16k", 4096, "deflate", 16384, false, false, false, false},
+                      Case{"zstd_64k", 4096, "zstd", 65536, false, false, false, false},
+                      Case{"ztailpacking", 4096, "lz4hc", 16384, false, true, false, false},
+                      Case{"ztailpacking_full", 4096, "lzma", 16384, true, true, false, false},
+                      Case{"fragments", 4096, "lz4hc", 16384, false, false, true, false},
+                      Case{"fragments_full", 4096, "deflate", 16384, true, false, true, false},
+                      Case{"all_fragments", 4096, "lz4hc", 65536, false, false, false, true},
+                      Case{"dedupe", 4096, "lz4hc", 16384, false, false, false, false, 0, true},
+                      Case{"dedupe_fragments", 4096, "lzma", 16384, false, true, true, false, 0, true}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Reproducible, SameBytesForAnyWorkerCount) {
+  fs::path dir = fs::current_path() / "reproducible.workers";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::path src = make_tree(dir / "src");
+  std::string first;
+  for (unsigned workers : {1u, 2u, 4u}) {
+    writer::BuildOptions o;
+    writer::CompressionOptions z;
+    z.algorithms.push_back(compress::parse_spec("lz4hc"));
+    z.pcluster_bytes = 65536;
+    z.ztailpacking = z.fragments = true;
+    z.workers = workers;
+    z.segment_bytes = 64 << 10;  // many segments per file, so the order of their completion varies
+    o.compression = z;
+    std::string image = (dir / ("w" + std::to_string(workers))).string();
+    writer::build_image(src.string(), image, o);
+    std::ifstream in(image, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    if (first.empty()) first = bytes;
+    else EXPECT_TRUE(bytes == first) << "image differs with " << workers << " workers";
+  }
+  fs::remove_all(dir);
+}
+
+TEST(Errors, MissingSourceAndOutputDirectory) {
+  writer::BuildOptions o;
+  try {
+    writer::build_image("/nonexistent/source", "out.img", o);
+    FAIL() << "no error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/source"), std::string::npos) << e.what();
+  }
+  fs::path dir = fs::current_path() / "errors.src";
+  fs::create_directories(dir);
+  try {
+    writer::build_image(dir.string(), "/nonexistent/dir/out.img", o);
+    FAIL() << "no error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/dir"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists("/nonexistent/dir/out.img"));
+  fs::remove_all(dir);
+}
+
+}  // namespace

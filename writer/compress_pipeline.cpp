@@ -1,0 +1,200 @@
+#include "writer/compress_pipeline.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <future>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "writer/errors.h"
+#include "writer/source_dir.h"
+
+namespace erofs::writer {
+namespace {
+
+struct Task {
+  SegmentResult result;
+  std::vector<uint8_t> input;
+  std::promise<SegmentResult> done;
+};
+
+// A queue that blocks readers until an item arrives or it is closed.
+template <class T>
+class Channel {
+ public:
+  void push(T v) {
+    {
+      std::lock_guard l(m_);
+      q_.push_back(std::move(v));
+    }
+    cv_.notify_one();
+  }
+  bool pop(T& out) {
+    std::unique_lock l(m_);
+    cv_.wait(l, [&] { return !q_.empty() || closed_; });
+    if (q_.empty()) return false;
+    out = std::move(q_.front());
+    q_.pop_front();
+    return true;
+  }
+  void close() {
+    {
+      std::lock_guard l(m_);
+      closed_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<T> q_;
+  bool closed_ = false;
+};
+
+// Bytes of input in flight; the reader waits while the budget is spent.
+class Budget {
+ public:
+  explicit Budget(uint64_t limit) : limit_(limit) {}
+  bool acquire(uint64_t n) {
+    std::unique_lock l(m_);
+    cv_.wait(l, [&] { return used_ == 0 || used_ + n <= limit_ || cancelled_; });
+    if (cancelled_) return false;
+    used_ += n;
+    return true;
+  }
+  void release(uint64_t n) {
+    {
+      std::lock_guard l(m_);
+      used_ -= n;
+    }
+    cv_.notify_all();
+  }
+  void cancel() {
+    {
+      std::lock_guard l(m_);
+      cancelled_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  uint64_t used_ = 0, limit_;
+  bool cancelled_ = false;
+};
+
+void read_exact(int fd, const std::string& path, uint64_t offset, uint8_t* buf, size_t len) {
+  size_t done = 0;
+  while (done < len) {
+    ssize_t n = ::pread(fd, buf + done, len - done, off_t(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw BuildError(errno_message("cannot read " + path, errno));
+    if (n == 0) throw BuildError(path + ": file shrank while the image was being built");
+    done += size_t(n);
+  }
+}
+
+}  // namespace
+
+void run_compress_pipeline(const std::vector<PipelineFile>& files, const PipelineOptions& o,
+                           const std::function<void(SegmentResult&&)>& sink) {
+  const unsigned workers = std::max(1u, o.workers);
+  Channel<std::shared_ptr<Task>> tasks;
+  Channel<std::future<SegmentResult>> ordered;
+  Budget budget(o.segment_bytes * (2 * workers + 1));
+
+  std::vector<std::thread> pool;
+  for (unsigned w = 0; w < workers; ++w)
+    pool.emplace_back([&] {
+      // One encoder per (algorithm, pcluster size) this worker met.
+      std::map<std::pair<unsigned, uint32_t>, std::unique_ptr<compress::Encoder>> encoders;
+      std::shared_ptr<Task> t;
+      while (tasks.pop(t)) {
+        try {
+          const PipelineFile& file = files[t->result.file];
+          ZSegmentOptions so = o.segment;
+          if (file.pcluster_bytes) so.pcluster_bytes = file.pcluster_bytes;
+          so.last_segment = t->result.last;
+          auto& enc = encoders[{file.algorithm, so.pcluster_bytes}];
+          if (!enc) enc = compress::make_encoder(o.specs.at(file.algorithm), so.pcluster_bytes);
+          t->result.z = compress_segment(*enc, t->input, t->result.offset, so);
+          if (o.keep_input && t->result.offset == 0 && t->result.last) t->result.input = std::move(t->input);
+          t->done.set_value(std::move(t->result));
+        } catch (...) {
+          t->done.set_exception(std::current_exception());
+        }
+      }
+    });
+
+  std::thread reader([&] {
+    for (size_t f = 0; f < files.size(); ++f) {
+      const auto& file = files[f];
+      if (file.size == 0) continue;
+      const bool own_fd = file.fd < 0;
+      int fd = own_fd ? open_source_file(file.path) : file.fd;
+      int err = errno;
+      for (uint64_t off = 0; off < file.size; off += o.segment_bytes) {
+        auto t = std::make_shared<Task>();
+        uint64_t n = std::min(o.segment_bytes, file.size - off);
+        if (!budget.acquire(n)) {
+          if (own_fd && fd >= 0) ::close(fd);
+          ordered.close();
+          tasks.close();
+          return;
+        }
+        t->result.file = f;
+        t->result.offset = off;
+        t->result.last = off + n == file.size;
+        ordered.push(t->done.get_future());
+        try {
+          if (fd < 0) throw BuildError(errno_message("cannot read " + file.path, err));
+          t->input.resize(size_t(n));
+          read_exact(fd, file.path, off, t->input.data(), size_t(n));
+          if (t->result.last) {
+            uint8_t probe;
+            if (::pread(fd, &probe, 1, off_t(file.size)) > 0)
+              throw BuildError(file.path + ": file grew while the image was being built");
+          }
+        } catch (...) {
+          t->done.set_exception(std::current_exception());
+          if (own_fd && fd >= 0) ::close(fd);
+          ordered.close();
+          tasks.close();
+          return;
+        }
+        tasks.push(std::move(t));
+      }
+      if (own_fd && fd >= 0) ::close(fd);
+    }
+    ordered.close();
+    tasks.close();
+  });
+
+  std::exception_ptr failure;
+  std::future<SegmentResult> next;
+  while (ordered.pop(next)) {
+    try {
+      SegmentResult r = next.get();
+      uint64_t n = std::min(o.segment_bytes, files[r.file].size - r.offset);
+      if (!failure) sink(std::move(r));
+      budget.release(n);
+    } catch (...) {
+      if (!failure) failure = std::current_exception();
+      budget.cancel();
+    }
+  }
+  reader.join();
+  tasks.close();
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace erofs::writer

@@ -1,0 +1,318 @@
+#include "writer/compressed_data.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "format/constants.h"
+#include "writer/errors.h"
+#include "writer/inode_record.h"
+#include "writer/progress.h"
+#include "writer/source_dir.h"
+
+namespace erofs::writer {
+
+using format::kMaxPclusterBytes;
+
+namespace {
+
+uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+void write_all(int fd, const uint8_t* p, size_t n, uint64_t off, const std::string& what) {
+  while (n) {
+    ssize_t w = ::pwrite(fd, p, n, off_t(off));
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) throw BuildError(errno_message(what, errno));
+    p += w;
+    n -= size_t(w);
+    off += uint64_t(w);
+  }
+}
+
+}  // namespace
+
+CompressedData::CompressedData(ImageFile& out, const BuildOptions& o, const std::string& target)
+    : out_(out), opt_(o), copt_(*o.compression), bs_(o.block_size), bits_(unsigned(__builtin_ctz(o.block_size))) {
+  pcluster_ = copt_.pcluster_bytes ? copt_.pcluster_bytes : bs_;
+  if (pcluster_ % bs_ || pcluster_ > kMaxPclusterBytes)
+    throw BuildError("pcluster size (-C) must be a multiple of the block size and at most 1 MiB");
+  uint32_t largest = pcluster_;
+  for (auto& h : copt_.hints) {
+    if (h.pcluster_bytes % bs_ || h.pcluster_bytes == 0 || h.pcluster_bytes > kMaxPclusterBytes)
+      throw BuildError("compress hint '" + h.pattern + "': pcluster size must be a multiple of the block size, at most 1 MiB");
+    if (h.algorithm >= copt_.algorithms.size())
+      throw BuildError("compress hint '" + h.pattern + "': no algorithm #" + std::to_string(h.algorithm) + " given with -z");
+    try {
+      hint_patterns_.emplace_back(h.pattern, std::regex::extended | std::regex::nosubs);
+    } catch (const std::regex_error& e) {
+      throw BuildError("compress hint '" + h.pattern + "': " + e.what());
+    }
+    largest = std::max(largest, h.pcluster_bytes);
+  }
+  if (copt_.algorithms.empty()) throw BuildError("no compression algorithm given");
+  for (auto& spec : copt_.algorithms) {
+    algorithms_ |= uint16_t(1u << unsigned(spec.algorithm));
+    auto enc = compress::make_encoder(spec, largest);
+    switch (spec.algorithm) {
+      case compress::Algorithm::Lz4:
+        configs_.lz4_max_distance = 65535;
+        configs_.lz4_max_pclusterblks = uint16_t(largest / bs_);
+        break;
+      case compress::Algorithm::Lzma: configs_.lzma_dict_size = enc->lzma_dict_size(); break;
+      case compress::Algorithm::Deflate: configs_.deflate_window_bits = enc->deflate_window_bits(); break;
+      case compress::Algorithm::Zstd: configs_.zstd_window_log = enc->zstd_window_log(); break;
+    }
+  }
+  if (copt_.fragments || copt_.all_fragments) {
+    // The spill file is unlinked at once, so nothing is left behind whatever happens.
+    packed_path_ = target + ".packed.XXXXXX";
+    packed_fd_ = ::mkostemp(packed_path_.data(), O_CLOEXEC);
+    if (packed_fd_ < 0) throw BuildError(errno_message("cannot create " + packed_path_, errno));
+    ::unlink(packed_path_.c_str());
+  }
+}
+
+CompressedData::~CompressedData() {
+  if (packed_fd_ >= 0) ::close(packed_fd_);
+}
+
+CompressedData::Job CompressedData::job_for(Plan* p) {
+  Job j{p, p->src->source_path, p->src->size, -1};
+  for (size_t i = 0; i < hint_patterns_.size(); ++i)
+    if (std::regex_search(p->src->image_path, hint_patterns_[i])) {
+      j.algorithm = copt_.hints[i].algorithm;
+      j.pcluster = copt_.hints[i].pcluster_bytes;
+      if (j.algorithm) file_algorithm_[p] = j.algorithm;
+      break;
+    }
+  return j;
+}
+
+void CompressedData::write_files(const std::vector<Plan*>& files, BuildStats& stats) {
+  std::vector<Job> jobs;
+  for (Plan* p : files) {
+    if (p->src->size == 0) continue;
+    if (copt_.all_fragments) whole_file_fragment(*p, stats);
+    else jobs.push_back(job_for(p));
+  }
+  compress_all(jobs, copt_.ztailpacking || copt_.fragments, true, stats);
+}
+
+bool CompressedData::write_packed(Plan& packed, BuildStats& stats) {
+  if (packed_size_ == 0) return false;
+  packed.data_size = packed.src->size = packed_size_;
+  compress_all({{&packed, packed_path_, packed_size_, packed_fd_}}, false, false, stats);
+  return true;
+}
+
+void CompressedData::compress_all(const std::vector<Job>& jobs, bool tails, bool from_source, BuildStats& stats) {
+  if (jobs.empty()) return;
+  PipelineOptions po;
+  po.specs = copt_.algorithms;
+  po.segment.block_size = bs_;
+  po.segment.pcluster_bytes = pcluster_;
+  // Extents stay within the lookback distance the 11-bit index deltas can express.
+  po.segment.max_extent = std::min<uint64_t>(4 << 20, 2000ull * bs_);
+  po.segment.tail_candidates = tails;
+  po.segment.digests = copt_.dedupe;
+  po.segment_bytes = std::max<uint64_t>(copt_.segment_bytes, pcluster_);
+  po.workers = copt_.workers ? copt_.workers : std::max(1u, std::thread::hardware_concurrency());
+  po.keep_input = true;
+  std::vector<PipelineFile> files;
+  for (auto& j : jobs) files.push_back({j.path, j.size, j.fd, j.algorithm, j.pcluster});
+  run_compress_pipeline(files, po, [&](SegmentResult&& r) {
+    Plan& p = *jobs[r.file].plan;
+    uint64_t n = std::min(po.segment_bytes, jobs[r.file].size - r.offset);
+    bool last = r.last;
+    add_segment(p, std::move(r), tails);
+    if (!from_source) return;  // the packed inode: its bytes were counted as fragments
+    stats.bytes_in += n;
+    if (last && p.compressed) ++stats.compressed_files;
+    if (Progress* pr = opt_.progress) {
+      pr->bytes_in += n;
+      pr->files += last;
+      pr->bytes_out = out_.offset();
+    }
+  });
+}
+
+void CompressedData::add_segment(Plan& p, SegmentResult&& r, bool tails) {
+  if (r.offset == 0) {
+    p.compressed = true;
+    p.z = ZIndexSpec{};
+    p.z.size = p.src->size;
+    p.z.block_bits = bits_;
+    p.z.compact = !copt_.full_indexes;
+    auto alg = file_algorithm_.find(&p);
+    p.z.algorithm_type = uint8_t(copt_.algorithms.at(alg == file_algorithm_.end() ? 0 : alg->second).algorithm);
+    p.zblocks = 0;
+    if (r.last && flat_is_smaller(p, r.z)) {
+      write_flat(p, r.input);
+      return;
+    }
+  }
+  const size_t n = r.z.extents.size() - (r.z.has_tail ? 1 : 0);
+  if (copt_.dedupe) {
+    // An extent whose decoded bytes equal an earlier one's points at that pcluster; only new
+    // pclusters are written. The digests were computed by the workers.
+    for (size_t i = 0; i < n; ++i) {
+      ZExtent e = r.z.extents[i];
+      auto key = std::make_tuple(r.z.digests[i].lo, r.z.digests[i].hi, e.length, e.plain);
+      auto [it, fresh] = pclusters_.try_emplace(key, out_.offset() / bs_, e.nblocks);
+      if (fresh) {
+        out_.append(std::span(r.z.blocks).subspan(size_t(e.pblk) * bs_, size_t(e.nblocks) * bs_));
+        p.zblocks += e.nblocks;
+      } else {
+        used_dedupe_ = true;
+      }
+      e.pblk = it->second.first;
+      e.nblocks = it->second.second;
+      p.z.extents.push_back(e);
+    }
+  } else {
+    uint64_t base = out_.offset() / bs_;
+    out_.append(r.z.blocks);
+    for (size_t i = 0; i < n; ++i) {
+      ZExtent e = r.z.extents[i];
+      e.pblk += base;
+      p.z.extents.push_back(e);
+      p.zblocks += e.nblocks;
+    }
+  }
+  if (r.z.has_tail) place_tail(p, r.z.tail, r.z.extents.back());
+  if (r.last && p.z.compact && !compact_possible(p.z)) p.z.compact = false;
+  (void)tails;
+}
+
+void CompressedData::place_tail(Plan& p, const ZTailPiece& t, ZExtent e) {
+  if (copt_.fragments) {
+    uint64_t off = add_fragment(t.raw);
+    if (t.lstart == 0) {
+      p.whole_fragment = true;
+      p.z.extents.clear();
+    } else {
+      // A fragment extent is typed HEAD: the kernel checks PLAIN extents against a pcluster
+      // length, which fragments do not have.
+      e.plain = false;
+      p.z.tail = ZTail::Fragment;
+      p.z.extents.push_back(e);
+    }
+    p.z.fragment_off = off;
+    return;
+  }
+  if (copt_.ztailpacking) {
+    p.z.tail = ZTail::Inline;
+    p.z.inline_size = uint16_t(t.stream.size());
+    p.inline_pcluster = t.stream;
+    p.z.extents.push_back(e);
+    if (t.stream.size() < bs_ && layout_record(p, 0).size <= bs_) {
+      used_inline_ = true;
+      return;
+    }
+    p.z.tail = ZTail::Normal;
+    p.z.inline_size = 0;
+    p.inline_pcluster.clear();
+    p.z.extents.pop_back();
+  }
+  write_block_tail(p, t, e);
+}
+
+void CompressedData::write_block_tail(Plan& p, const ZTailPiece& t, ZExtent e) {
+  std::vector<uint8_t> block(bs_, 0);
+  if (t.plain) std::memcpy(block.data(), t.stream.data(), t.stream.size());
+  else std::memcpy(block.data() + bs_ - t.stream.size(), t.stream.data(), t.stream.size());
+  e.pblk = out_.offset() / bs_;
+  e.nblocks = 1;
+  out_.append(block);
+  p.z.extents.push_back(e);
+  p.zblocks += 1;
+}
+
+// Compression must save something: compare the pclusters, the tail and the index with the file.
+bool CompressedData::flat_is_smaller(const Plan& p, const ZSegment& z) const {
+  uint64_t cost = z.blocks.size() + 8 + 4 * ((p.src->size + bs_ - 1) / bs_);
+  if (z.has_tail && !copt_.fragments) cost += copt_.ztailpacking ? z.tail.stream.size() : bs_;
+  return cost >= p.src->size;
+}
+
+void CompressedData::write_flat(Plan& p, const std::vector<uint8_t>& input) {
+  p.compressed = false;
+  uint64_t size = input.size();
+  uint32_t tail = uint32_t(size % bs_);
+  p.inline_tail = tail && p.inode_size() + p.xattr_size + tail <= bs_;
+  p.tail_size = p.inline_tail ? tail : 0;
+  uint64_t full = p.inline_tail ? size - tail : size;
+  p.data.layout = p.inline_tail ? format::Layout::FlatInline : format::Layout::FlatPlain;
+  if (full) {
+    p.data.startblk = out_.offset() / bs_;
+    out_.append({input.data(), size_t(full)});
+    out_.pad_to(round_up(out_.offset(), bs_));
+    p.data.blocks = (full + bs_ - 1) / bs_;
+  }
+  if (p.inline_tail) p.data.tail.assign(input.begin() + full, input.end());
+}
+
+void CompressedData::whole_file_fragment(Plan& p, BuildStats& stats) {
+  int fd = open_source_file(p.src->source_path);
+  if (fd < 0) throw BuildError(errno_message("cannot read " + p.src->source_path, errno));
+  // Streamed into the spill file while hashing; a duplicate is cut off again.
+  const uint64_t off = packed_size_, size = p.src->size;
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_128bits_reset(state);
+  std::vector<uint8_t> buf(1 << 20);
+  int err = 0;
+  for (uint64_t done = 0; done < size && !err;) {
+    ssize_t n = ::pread(fd, buf.data(), size_t(std::min<uint64_t>(buf.size(), size - done)), off_t(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      err = n < 0 ? errno : EIO;
+      break;
+    }
+    XXH3_128bits_update(state, buf.data(), size_t(n));
+    try {
+      write_all(packed_fd_, buf.data(), size_t(n), off + done, "writing fragments beside the image");
+    } catch (...) {
+      ::close(fd);
+      XXH3_freeState(state);
+      throw;
+    }
+    done += uint64_t(n);
+  }
+  ::close(fd);
+  XXH128_hash_t h = XXH3_128bits_digest(state);
+  XXH3_freeState(state);
+  if (err) throw BuildError(errno_message("cannot read " + p.src->source_path, err));
+  p.compressed = true;
+  p.whole_fragment = true;
+  p.z = ZIndexSpec{};
+  p.z.size = size;
+  p.z.block_bits = bits_;
+  p.z.compact = false;
+  auto [it, fresh] = fragment_offsets_.try_emplace({h.low64, h.high64, size}, off);
+  if (fresh) packed_size_ += size;
+  else if (::ftruncate(packed_fd_, off_t(off)) != 0) throw BuildError(errno_message("truncating the fragment file", errno));
+  p.z.fragment_off = it->second;
+  stats.bytes_in += size;
+  ++stats.compressed_files;
+  if (Progress* pr = opt_.progress) {
+    pr->bytes_in += size;
+    ++pr->files;
+  }
+}
+
+uint64_t CompressedData::add_fragment(std::span<const uint8_t> raw) {
+  XXH128_hash_t h = XXH3_128bits(raw.data(), raw.size());
+  auto [it, fresh] = fragment_offsets_.try_emplace({h.low64, h.high64, uint64_t(raw.size())}, packed_size_);
+  if (!fresh) return it->second;
+  write_all(packed_fd_, raw.data(), raw.size(), packed_size_, "writing fragments beside the image");
+  packed_size_ += raw.size();
+  return it->second;
+}
+
+}  // namespace erofs::writer

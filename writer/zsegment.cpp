@@ -1,0 +1,55 @@
+#include "writer/zsegment.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <xxhash.h>
+
+namespace erofs::writer {
+
+ZSegment compress_segment(compress::Encoder& enc, std::span<const uint8_t> data, uint64_t lstart,
+                          const ZSegmentOptions& o) {
+  ZSegment seg;
+  const uint32_t bs = o.block_size;
+  std::vector<uint8_t> out(o.pcluster_bytes);
+  uint64_t pos = 0, blk = 0;
+  while (pos < data.size()) {
+    uint64_t remaining = data.size() - pos;
+    auto window = data.subspan(pos, size_t(std::min<uint64_t>(remaining, o.max_extent)));
+    compress::FillResult r = enc.fill(window, out);
+    uint32_t nblocks = uint32_t((r.produced + bs - 1) / bs);
+    bool saves = r.consumed > 0 && uint64_t(nblocks) * bs < r.consumed;
+    uint64_t length = saves ? r.consumed : std::min<uint64_t>(bs, remaining);
+    bool last_piece = o.last_segment && length == remaining;
+    if (o.digests) {
+      XXH128_hash_t h = XXH3_128bits(window.data(), size_t(length));
+      seg.digests.push_back({h.low64, h.high64});
+    }
+
+    // A small last piece is kept apart: the caller may inline it or move it to the packed inode.
+    if (last_piece && o.tail_candidates && (saves ? nblocks == 1 : length < bs)) {
+      seg.has_tail = true;
+      seg.tail.lstart = lstart + pos;
+      seg.tail.length = length;
+      seg.tail.plain = !saves;
+      seg.tail.raw.assign(window.begin(), window.begin() + length);
+      seg.tail.stream = saves ? std::vector<uint8_t>(out.begin(), out.begin() + r.produced) : seg.tail.raw;
+      seg.extents.push_back({lstart + pos, length, 0, 1, !saves, false, false});
+      break;
+    }
+
+    ZExtent e{lstart + pos, length, blk, saves ? nblocks : 1, !saves, false, false};
+    size_t at = seg.blocks.size();
+    seg.blocks.resize(at + size_t(e.nblocks) * bs, 0);
+    if (saves)  // right-aligned after zero padding (0PADDING)
+      std::memcpy(seg.blocks.data() + at + size_t(e.nblocks) * bs - r.produced, out.data(), r.produced);
+    else
+      std::memcpy(seg.blocks.data() + at, window.data(), size_t(length));
+    seg.extents.push_back(e);
+    blk += e.nblocks;
+    pos += length;
+  }
+  return seg;
+}
+
+}  // namespace erofs::writer
