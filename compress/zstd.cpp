@@ -42,11 +42,14 @@ void check(size_t rc, const char* what) {
   if (ZSTD_isError(rc)) throw std::runtime_error(fmt::format("zstd: {}: {}", what, ZSTD_getErrorName(rc)));
 }
 
+constexpr unsigned kMinZstdWindowLog = 15;
+
 class ZstdEncoder final : public Encoder, SteppedFiller {
  public:
   ZstdEncoder(int level, uint32_t max_pcluster_bytes)
+      // At least 32 KiB (as mkfs.erofs uses): a window of one small pcluster costs 16-20% in size.
       : window_log_(std::clamp<unsigned>(std::bit_width(std::max<uint32_t>(max_pcluster_bytes, 1) - 1),
-                                         kMinWindowLog, kMaxWindowLog)) {
+                                         kMinZstdWindowLog, kMaxWindowLog)) {
     cctx_ = ZSTD_createCCtx();
     if (!cctx_) throw std::bad_alloc();
     check(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, level), "level");

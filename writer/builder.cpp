@@ -24,6 +24,7 @@
 #include "writer/inode_record.h"
 #include "writer/plan.h"
 #include "writer/progress.h"
+#include "writer/spill_file.h"
 #include "writer/source_dir.h"
 #include "writer/xattr_plan.h"
 
@@ -58,6 +59,7 @@ class Builder {
       opt_.progress->scanned = true;
     }
     ImageFile out(target_);
+    tails_ = std::make_unique<SpillFile>(target_);
     sb_block_ = uint32_t(kSuperblockOffset / bs_);
     out.pad_to(uint64_t(sb_block_ + 1) * bs_);
     write_data(out);
@@ -166,7 +168,7 @@ class Builder {
       for (auto it = ino->children.rbegin(); it != ino->children.rend(); ++it) stack.push_back(it->inode);
     }
     if (opt_.compression) {
-      compressed_ = std::make_unique<CompressedData>(out, opt_, target_);
+      compressed_ = std::make_unique<CompressedData>(out, *tails_, opt_, target_);
       std::vector<Plan*> files;
       for (Inode* ino : order)
         if (ino->is_reg()) files.push_back(&plans_[index_.at(ino)]);
@@ -177,7 +179,8 @@ class Builder {
       if (ino->is_reg() && !opt_.compression) {
         uint64_t got = 0;
         unsigned chunk_bits = opt_.chunk_size ? unsigned(__builtin_ctz(opt_.chunk_size)) : 0;
-        p.data = write_file_data(out, ino->source_path, ino->size, {bs_, p.inline_tail, chunk_bits}, got);
+        p.data = write_file_data(out, *tails_, ino->source_path, ino->size, {bs_, p.inline_tail, chunk_bits}, got);
+        p.inline_bytes = p.data.tail;
         stats_.bytes_in += got;
         if (opt_.progress) {
           ++opt_.progress->files;
@@ -223,7 +226,7 @@ class Builder {
       out.pad_to(round_up(out.offset(), bs_));
       p.data.blocks = (full + bs_ - 1) / bs_;
     }
-    if (p.inline_tail) p.data.tail.assign(bytes + full, bytes + p.data_size);
+    if (p.inline_tail) p.inline_bytes = tails_->append({bytes + full, size_t(p.data_size - full)});
   }
 
   void write_shared_xattrs(ImageFile& out) {
@@ -292,7 +295,7 @@ class Builder {
     // Directory blocks follow the inodes; their addresses are known now that the nids are.
     uint64_t dir_blk = meta_blkaddr_ + meta_bytes_ / bs_;
     std::vector<std::vector<uint8_t>> dir_blocks;
-    std::vector<uint8_t> rec;
+    std::vector<uint8_t> rec, dir_tail;
     std::vector<Plan*> by_nid;
     for (auto& p : plans_) by_nid.push_back(&p);
     std::sort(by_nid.begin(), by_nid.end(), [](const Plan* a, const Plan* b) { return a->nid < b->nid; });
@@ -307,7 +310,7 @@ class Builder {
           dir_blk += p.data.blocks;
           dir_blocks.emplace_back(content.begin(), content.begin() + full);
         }
-        if (p.inline_tail) p.data.tail.assign(content.begin() + full, content.end());
+        if (p.inline_tail) dir_tail.assign(content.begin() + full, content.end());
       }
       uint64_t pos = p.nid * kSlotSize;
       RecordLayout r = layout_record(p, pos);
@@ -315,7 +318,8 @@ class Builder {
       encode_inode(p, rec.data());
       xattrs_.encode_ibody(p.src, rec.data() + p.inode_size());
       std::copy(r.index.begin(), r.index.end(), rec.begin() + r.index_off);
-      std::copy(r.inline_data.begin(), r.inline_data.end(), rec.begin() + r.inline_off);
+      if (r.inline_size && p.src->is_dir()) std::copy(dir_tail.begin(), dir_tail.end(), rec.begin() + r.inline_off);
+      else if (r.inline_size) tails_->read(p.inline_bytes, rec.data() + r.inline_off);
       out.pad_to(meta_base + pos);
       out.append(rec);
     }
@@ -433,6 +437,7 @@ class Builder {
   uint32_t sb_block_ = 0;
   uint64_t data_start_ = 0, xattr_blkaddr_ = 0, meta_blkaddr_ = 0, meta_bytes_ = 0;
   bool uses_chunks_ = false;
+  std::unique_ptr<SpillFile> tails_;
   std::unique_ptr<CompressedData> compressed_;
   Plan* packed_ = nullptr;
   BuildStats stats_;

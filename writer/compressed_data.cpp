@@ -37,8 +37,8 @@ void write_all(int fd, const uint8_t* p, size_t n, uint64_t off, const std::stri
 
 }  // namespace
 
-CompressedData::CompressedData(ImageFile& out, const BuildOptions& o, const std::string& target)
-    : out_(out), opt_(o), copt_(*o.compression), bs_(o.block_size), bits_(unsigned(__builtin_ctz(o.block_size))) {
+CompressedData::CompressedData(ImageFile& out, SpillFile& tails, const BuildOptions& o, const std::string& target)
+    : out_(out), tails_(tails), opt_(o), copt_(*o.compression), bs_(o.block_size), bits_(unsigned(__builtin_ctz(o.block_size))) {
   pcluster_ = copt_.pcluster_bytes ? copt_.pcluster_bytes : bs_;
   if (pcluster_ % bs_ || pcluster_ > kMaxPclusterBytes)
     throw BuildError("pcluster size (-C) must be a multiple of the block size and at most 1 MiB");
@@ -209,15 +209,16 @@ void CompressedData::place_tail(Plan& p, const ZTailPiece& t, ZExtent e) {
   if (copt_.ztailpacking) {
     p.z.tail = ZTail::Inline;
     p.z.inline_size = uint16_t(t.stream.size());
-    p.inline_pcluster = t.stream;
+    p.inline_bytes.size = uint32_t(t.stream.size());
     p.z.extents.push_back(e);
     if (t.stream.size() < bs_ && layout_record(p, 0).size <= bs_) {
+      p.inline_bytes = tails_.append(t.stream);
       used_inline_ = true;
       return;
     }
     p.z.tail = ZTail::Normal;
     p.z.inline_size = 0;
-    p.inline_pcluster.clear();
+    p.inline_bytes = {};
     p.z.extents.pop_back();
   }
   write_block_tail(p, t, e);
@@ -255,7 +256,7 @@ void CompressedData::write_flat(Plan& p, const std::vector<uint8_t>& input) {
     out_.pad_to(round_up(out_.offset(), bs_));
     p.data.blocks = (full + bs_ - 1) / bs_;
   }
-  if (p.inline_tail) p.data.tail.assign(input.begin() + full, input.end());
+  if (p.inline_tail) p.inline_bytes = tails_.append(std::span(input).subspan(size_t(full)));
 }
 
 void CompressedData::whole_file_fragment(Plan& p, BuildStats& stats) {

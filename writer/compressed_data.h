@@ -15,12 +15,13 @@
 #include "writer/image_file.h"
 #include "writer/options.h"
 #include "writer/plan.h"
+#include "writer/spill_file.h"
 
 namespace erofs::writer {
 
 class CompressedData {
  public:
-  CompressedData(ImageFile& out, const BuildOptions& options, const std::string& target);
+  CompressedData(ImageFile& out, SpillFile& tails, const BuildOptions& options, const std::string& target);
   ~CompressedData();
   CompressedData(const CompressedData&) = delete;
   CompressedData& operator=(const CompressedData&) = delete;
@@ -55,6 +56,7 @@ class CompressedData {
   uint64_t add_fragment(std::span<const uint8_t> raw);
 
   ImageFile& out_;
+  SpillFile& tails_;
   const BuildOptions& opt_;
   const CompressionOptions& copt_;
   uint32_t bs_;

@@ -52,7 +52,7 @@ std::vector<std::pair<uint64_t, uint64_t>> data_ranges(int fd, uint64_t size) {
 
 }  // namespace
 
-FilePlacement write_file_data(ImageFile& out, const std::string& path, uint64_t size,
+FilePlacement write_file_data(ImageFile& out, SpillFile& tails, const std::string& path, uint64_t size,
                               const FileDataOptions& options, uint64_t& bytes_read) {
   FilePlacement p;
   bytes_read = 0;
@@ -105,8 +105,9 @@ FilePlacement write_file_data(ImageFile& out, const std::string& path, uint64_t 
   p.blocks = (full + bs - 1) / bs;
   if (options.inline_tail) {
     p.layout = format::Layout::FlatInline;
-    p.tail.resize(size_t(size - full));
-    src.read_exact(full, p.tail.data(), p.tail.size());
+    std::vector<uint8_t> tail(size_t(size - full));
+    src.read_exact(full, tail.data(), tail.size());
+    p.tail = tails.append(tail);
   }
   bytes_read = size;
   uint8_t probe;

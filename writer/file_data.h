@@ -7,6 +7,7 @@
 
 #include "format/constants.h"
 #include "writer/image_file.h"
+#include "writer/spill_file.h"
 
 namespace erofs::writer {
 
@@ -14,7 +15,7 @@ struct FilePlacement {
   format::Layout layout = format::Layout::FlatPlain;
   uint64_t startblk = format::kNullAddr;
   uint64_t blocks = 0;              // data blocks written for this file
-  std::vector<uint8_t> tail;        // FLAT_INLINE: the bytes after the last full block
+  SpillRef tail;                    // FLAT_INLINE: the bytes after the last full block
   uint16_t chunk_format = 0;        // CHUNK_BASED: i_u format (chunk bits, no indexes)
   std::vector<uint32_t> chunk_map;  // CHUNK_BASED: start block per chunk, kNullAddr for holes
 };
@@ -27,7 +28,7 @@ struct FileDataOptions {
 
 // Reads `path` (expected to hold `size` bytes) and appends its blocks to `out`. Throws BuildError naming the path on read errors or
 // when the file changed size during the build. `bytes_read` receives the content bytes read.
-FilePlacement write_file_data(ImageFile& out, const std::string& path, uint64_t size,
+FilePlacement write_file_data(ImageFile& out, SpillFile& tails, const std::string& path, uint64_t size,
                               const FileDataOptions& options, uint64_t& bytes_read);
 
 }  // namespace erofs::writer

@@ -16,10 +16,7 @@ RecordLayout layout_record(const Plan& p, uint64_t pos) {
     r.index = p.whole_fragment ? encode_whole_fragment(p.z.fragment_off) : encode_zindex(p.z, end);
     r.index_off = end - pos;
     end += r.index.size();
-    if (p.z.tail == ZTail::Inline) {
-      r.inline_data = p.inline_pcluster;
-      r.inline_size = p.inline_pcluster.size();
-    }
+    if (p.z.tail == ZTail::Inline) r.inline_size = p.inline_bytes.size;
   } else if (p.data.layout == format::Layout::ChunkBased) {
     end = round_up(end, 4);
     r.index_off = end - pos;
@@ -27,7 +24,6 @@ RecordLayout layout_record(const Plan& p, uint64_t pos) {
     for (size_t i = 0; i < p.data.chunk_map.size(); ++i) format::put_le32(r.index.data() + 4 * i, p.data.chunk_map[i]);
     end += r.index.size();
   } else if (p.inline_tail) {
-    r.inline_data = p.data.tail;
     r.inline_size = p.tail_size;
   }
   r.inline_off = end - pos;

@@ -14,8 +14,7 @@ struct RecordLayout {
   uint64_t index_off = 0;        // from the inode's position
   std::vector<uint8_t> index;    // chunk map, or map header + lcluster indexes
   uint64_t inline_off = 0;
-  uint64_t inline_size = 0;
-  std::span<const uint8_t> inline_data;  // empty while a directory's content is not made yet
+  uint64_t inline_size = 0;  // the bytes themselves: Plan::inline_bytes, or a directory's tail
   uint64_t size = 0;             // the whole record
 };
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "writer/file_data.h"
+#include "writer/spill_file.h"
 #include "writer/tree.h"
 #include "writer/zindex.h"
 
@@ -17,6 +18,7 @@ struct Plan {
   uint64_t data_size = 0;  // bytes of content: file size, directory size or target length
   bool inline_tail = false;
   uint32_t tail_size = 0;  // flat layouts with inline_tail: data_size mod block size
+  SpillRef inline_bytes;   // the inline tail or inline pcluster (directories make theirs at the end)
   FilePlacement data;      // flat and chunked layouts
   uint64_t nid = 0;
   uint32_t serial = 0;
@@ -24,7 +26,6 @@ struct Plan {
   // Compressed files.
   bool compressed = false;
   ZIndexSpec z;
-  std::vector<uint8_t> inline_pcluster;  // z.tail == ZTail::Inline
   bool whole_fragment = false;           // the whole file is one fragment of the packed inode
   uint64_t zblocks = 0;                  // blocks of pclusters written for this file
 

@@ -377,7 +377,7 @@ TEST(Deflate, HandMadeStreamWithPaddingBitSet) {
 
 TEST(Zstd, OneFrameWithContentSizeAndNoChecksum) {
   auto enc = make_encoder(parse_spec("zstd"), 16384);
-  EXPECT_EQ(enc->zstd_window_log(), 4);  // 16 KiB window
+  EXPECT_EQ(enc->zstd_window_log(), 5);  // 32 KiB window, the smallest the encoder uses
   for (size_t n : {size_t(100), size_t(300), size_t(70000), size_t(200000)}) {
     const Bytes text = make_text(n, 13);
     Bytes out(16384);
@@ -404,9 +404,10 @@ TEST(Encoder, ConfigurationRecords) {
   EXPECT_EQ(make_encoder(parse_spec("lzma"), 200000)->lzma_dict_size(), 256u << 10);
   EXPECT_EQ(make_encoder(parse_spec("lzma,dictsize=1048576"), 4096)->lzma_dict_size(), 1u << 20);
   EXPECT_EQ(make_encoder(parse_spec("deflate"), 4096)->deflate_window_bits(), 15);
-  EXPECT_EQ(make_encoder(parse_spec("zstd"), 4096)->zstd_window_log(), 2);
+  EXPECT_EQ(make_encoder(parse_spec("zstd"), 4096)->zstd_window_log(), 5);  // at least 32 KiB
+  EXPECT_EQ(make_encoder(parse_spec("zstd"), 65536)->zstd_window_log(), 6);
   EXPECT_EQ(make_encoder(parse_spec("zstd"), 1u << 20)->zstd_window_log(), 10);
-  EXPECT_EQ(make_encoder(parse_spec("zstd"), 512)->zstd_window_log(), 0);
+  EXPECT_EQ(make_encoder(parse_spec("zstd"), 512)->zstd_window_log(), 5);
   EXPECT_EQ(make_encoder(parse_spec("lz4hc"), 4096)->algorithm(), Algorithm::Lz4);
   EXPECT_THROW(make_encoder(parse_spec("lz4"), 0), std::invalid_argument);
   EXPECT_THROW(make_encoder(parse_spec("lz4"), (1u << 20) + 1), std::invalid_argument);

@@ -1,0 +1,312 @@
+#define FUSE_USE_VERSION 35
+#include "fuse/fuse_driver.h"
+
+#include <fuse3/fuse_lowlevel.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "fuse/readahead.h"
+#include "reader/image.h"
+
+namespace erofs::fuse {
+namespace {
+
+// The image never changes: the kernel may cache names and attributes for as long as it likes.
+constexpr double kForever = 365.0 * 24 * 3600;
+
+struct Fs {
+  std::unique_ptr<reader::Image> image;
+  uint64_t root_nid = 0;
+  std::unique_ptr<Readahead> readahead;
+};
+
+Fs& fs_of(fuse_req_t req) { return *static_cast<Fs*>(fuse_req_userdata(req)); }
+
+// FUSE's root is inode 1; every other nid is shifted past it so no two collide.
+fuse_ino_t to_ino(const Fs& fs, uint64_t nid) { return nid == fs.root_nid ? FUSE_ROOT_ID : fuse_ino_t(nid + 2); }
+uint64_t to_nid(const Fs& fs, fuse_ino_t ino) { return ino == FUSE_ROOT_ID ? fs.root_nid : uint64_t(ino - 2); }
+
+struct stat stat_of(const reader::Inode& ino, uint32_t block_size) {
+  struct stat st {};
+  st.st_ino = ino.nid;  // as the kernel driver reports it
+  st.st_mode = ino.mode;
+  st.st_nlink = ino.nlink;
+  st.st_uid = ino.uid;
+  st.st_gid = ino.gid;
+  st.st_size = off_t(ino.size);
+  st.st_blksize = block_size;
+  st.st_blocks = blkcnt_t((ino.size + 511) / 512);
+  st.st_rdev = makedev(ino.rdev_major, ino.rdev_minor);
+  st.st_mtim = {ino.mtime, long(ino.mtime_nsec)};
+  st.st_atim = st.st_ctim = st.st_mtim;
+  return st;
+}
+
+// Every failure of the reader becomes an errno for the caller: a damaged image gives EIO for that
+// request only, and one line in the log.
+template <class F>
+void guarded(fuse_req_t req, const char* op, F&& body) {
+  try {
+    body();
+  } catch (const reader::IoError& e) {
+    fuse_reply_err(req, e.error ? e.error : EIO);
+  } catch (const std::bad_alloc&) {
+    fuse_reply_err(req, ENOMEM);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "erofs mount: {}: {}\n", op, e.what());
+    fuse_reply_err(req, EIO);
+  }
+}
+
+reader::Inode inode_of(fuse_req_t req, fuse_ino_t ino) {
+  Fs& fs = fs_of(req);
+  return fs.image->inode(to_nid(fs, ino));
+}
+
+void reply_entry(fuse_req_t req, const reader::Inode& ino) {
+  Fs& fs = fs_of(req);
+  fuse_entry_param e{};
+  e.ino = to_ino(fs, ino.nid);
+  e.attr = stat_of(ino, fs.image->block_size());
+  e.attr_timeout = e.entry_timeout = kForever;
+  fuse_reply_entry(req, &e);
+}
+
+void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  guarded(req, "lookup", [&] {
+    Fs& fs = fs_of(req);
+    reader::Inode dir = inode_of(req, parent);
+    if (!dir.is_dir()) return (void)fuse_reply_err(req, ENOTDIR);
+    auto e = fs.image->lookup(dir, name);
+    if (!e) {
+      fuse_entry_param neg{};  // remembered by the kernel as absent, for ever
+      neg.entry_timeout = kForever;
+      return (void)fuse_reply_entry(req, &neg);
+    }
+    reply_entry(req, fs.image->inode(e->nid));
+  });
+}
+
+void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  guarded(req, "getattr", [&] {
+    struct stat st = stat_of(inode_of(req, ino), fs_of(req).image->block_size());
+    fuse_reply_attr(req, &st, kForever);
+  });
+}
+
+void op_readlink(fuse_req_t req, fuse_ino_t ino) {
+  guarded(req, "readlink", [&] {
+    reader::Inode i = inode_of(req, ino);
+    if (!i.is_symlink()) return (void)fuse_reply_err(req, EINVAL);
+    fuse_reply_readlink(req, fs_of(req).image->readlink(i).c_str());
+  });
+}
+
+void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  if ((fi->flags & O_ACCMODE) != O_RDONLY) return (void)fuse_reply_err(req, EROFS);
+  guarded(req, "open", [&] {
+    reader::Inode i = inode_of(req, ino);
+    if (i.is_dir()) return (void)fuse_reply_err(req, EISDIR);
+    fi->keep_cache = 1;  // contents never change
+    fi->fh = 0;
+    fuse_reply_open(req, fi);
+  });
+}
+
+void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
+  guarded(req, "read", [&] {
+    Fs& fs = fs_of(req);
+    reader::Inode i = inode_of(req, ino);
+    std::vector<uint8_t> buf(std::min<uint64_t>(size, off < 0 || uint64_t(off) >= i.size ? 0 : i.size - uint64_t(off)));
+    size_t n = buf.empty() ? 0 : fs.image->read(i, uint64_t(off), buf);
+    fuse_reply_buf(req, reinterpret_cast<const char*>(buf.data()), n);
+    if (fs.readahead) fs.readahead->after_read(i, uint64_t(off), n);
+  });
+}
+
+// Directory handles hold the listing, so readdir offsets stay valid across calls.
+void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  guarded(req, "opendir", [&] {
+    Fs& fs = fs_of(req);
+    reader::Inode dir = inode_of(req, ino);
+    if (!dir.is_dir()) return (void)fuse_reply_err(req, ENOTDIR);
+    auto entries = std::make_unique<std::vector<reader::DirEntry>>();
+    fs.image->read_dir(dir, [&](const reader::DirEntry& e) {
+      entries->push_back(e);
+      return true;
+    });
+    fi->fh = reinterpret_cast<uint64_t>(entries.release());
+    fi->keep_cache = 1;
+    fi->cache_readdir = 1;
+    fuse_reply_open(req, fi);
+  });
+}
+
+void readdir_common(fuse_req_t req, size_t size, off_t off, fuse_file_info* fi, bool plus) {
+  guarded(req, plus ? "readdirplus" : "readdir", [&] {
+    Fs& fs = fs_of(req);
+    auto& entries = *reinterpret_cast<std::vector<reader::DirEntry>*>(fi->fh);
+    std::vector<char> buf(size);
+    size_t used = 0;
+    for (size_t i = size_t(off); i < entries.size(); ++i) {
+      const auto& e = entries[i];
+      size_t n;
+      if (plus) {
+        fuse_entry_param p{};
+        if (e.name != "." && e.name != "..") {
+          reader::Inode child = fs.image->inode(e.nid);
+          p.ino = to_ino(fs, e.nid);
+          p.attr = stat_of(child, fs.image->block_size());
+          p.attr_timeout = p.entry_timeout = kForever;
+        } else {
+          p.attr.st_ino = e.nid;
+          p.attr.st_mode = S_IFDIR;
+        }
+        n = fuse_add_direntry_plus(req, buf.data() + used, size - used, e.name.c_str(), &p, off_t(i + 1));
+      } else {
+        struct stat st {};
+        st.st_ino = e.nid;
+        st.st_mode = uint32_t(e.file_type) == 2 ? S_IFDIR : 0;
+        n = fuse_add_direntry(req, buf.data() + used, size - used, e.name.c_str(), &st, off_t(i + 1));
+      }
+      if (n > size - used) break;
+      used += n;
+    }
+    fuse_reply_buf(req, buf.data(), used);
+  });
+}
+
+void op_readdir(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+  readdir_common(req, size, off, fi, false);
+}
+void op_readdirplus(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+  readdir_common(req, size, off, fi, true);
+}
+
+void op_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  delete reinterpret_cast<std::vector<reader::DirEntry>*>(fi->fh);
+  fuse_reply_err(req, 0);
+}
+
+void op_statfs(fuse_req_t req, fuse_ino_t) {
+  guarded(req, "statfs", [&] {
+    Fs& fs = fs_of(req);
+    const auto& sb = fs.image->superblock();
+    struct statvfs st {};
+    st.f_bsize = st.f_frsize = fs.image->block_size();
+    st.f_blocks = sb.blocks();
+    st.f_files = sb.inos;
+    st.f_namemax = 255;
+    st.f_flag = ST_RDONLY;
+    fuse_reply_statfs(req, &st);
+  });
+}
+
+void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
+  guarded(req, "getxattr", [&] {
+    for (auto& x : fs_of(req).image->xattrs(inode_of(req, ino))) {
+      if (x.name != name) continue;
+      if (size == 0) return (void)fuse_reply_xattr(req, x.value.size());
+      if (size < x.value.size()) return (void)fuse_reply_err(req, ERANGE);
+      return (void)fuse_reply_buf(req, x.value.data(), x.value.size());
+    }
+    fuse_reply_err(req, ENODATA);
+  });
+}
+
+void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
+  guarded(req, "listxattr", [&] {
+    std::string names;
+    for (auto& x : fs_of(req).image->xattrs(inode_of(req, ino))) names.append(x.name).push_back('\0');
+    if (size == 0) return (void)fuse_reply_xattr(req, names.size());
+    if (size < names.size()) return (void)fuse_reply_err(req, ERANGE);
+    fuse_reply_buf(req, names.data(), names.size());
+  });
+}
+
+void op_access(fuse_req_t req, fuse_ino_t ino, int mask) {
+  if (mask & W_OK) return (void)fuse_reply_err(req, EROFS);
+  guarded(req, "access", [&] {
+    inode_of(req, ino);
+    fuse_reply_err(req, 0);
+  });
+}
+
+const fuse_lowlevel_ops kOps = [] {
+  fuse_lowlevel_ops ops{};
+  ops.lookup = op_lookup;
+  ops.getattr = op_getattr;
+  ops.readlink = op_readlink;
+  ops.open = op_open;
+  ops.read = op_read;
+  ops.opendir = op_opendir;
+  ops.readdir = op_readdir;
+  ops.readdirplus = op_readdirplus;
+  ops.releasedir = op_releasedir;
+  ops.statfs = op_statfs;
+  ops.getxattr = op_getxattr;
+  ops.listxattr = op_listxattr;
+  ops.access = op_access;
+  return ops;
+}();
+
+}  // namespace
+
+int mount_and_serve(const MountOptions& o) {
+  Fs fs;
+  try {
+    reader::OpenOptions ro;
+    ro.pcluster_cache_bytes = o.cache_bytes;
+    fs.image = reader::Image::open(o.image, ro);
+    fs.root_nid = fs.image->root_nid();
+    fs.image->inode(fs.root_nid);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "erofs mount: {}: {}\n", o.image, e.what());
+    return 1;
+  }
+  if (o.readahead_bytes) fs.readahead = std::make_unique<Readahead>(*fs.image, o.readahead_threads, o.readahead_bytes);
+
+  std::vector<std::string> args = {"erofs", "-o", "ro,default_permissions,fsname=" + o.image + ",subtype=erofs"};
+  for (auto& opt : o.fuse_options) {
+    args.push_back("-o");
+    args.push_back(opt);
+  }
+  if (o.debug) args.push_back("-d");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  fuse_args fargs = FUSE_ARGS_INIT(int(argv.size()), argv.data());
+
+  fuse_session* se = fuse_session_new(&fargs, &kOps, sizeof kOps, &fs);
+  if (!se) {
+    fmt::print(stderr, "erofs mount: bad FUSE options\n");
+    return 1;
+  }
+  int rc = 1;
+  if (fuse_set_signal_handlers(se) == 0) {
+    if (fuse_session_mount(se, o.mountpoint.c_str()) == 0) {
+      if (o.foreground || fuse_daemonize(0) == 0) {
+        fuse_loop_config cfg{};
+        cfg.clone_fd = 0;
+        cfg.max_idle_threads = 16;
+        rc = fuse_session_loop_mt(se, &cfg) == 0 ? 0 : 1;
+      }
+      fuse_session_unmount(se);
+    } else {
+      fmt::print(stderr, "erofs mount: cannot mount on {}\n", o.mountpoint);
+    }
+    fuse_remove_signal_handlers(se);
+  }
+  fuse_session_destroy(se);
+  fs.readahead.reset();
+  return rc;
+}
+
+}  // namespace erofs::fuse

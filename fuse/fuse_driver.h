@@ -1,0 +1,25 @@
+// A read-only FUSE file system over reader::Image, on libfuse3's low-level API with its
+// multithreaded loop.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace erofs::fuse {
+
+struct MountOptions {
+  std::string image;
+  std::string mountpoint;
+  bool foreground = false;
+  bool debug = false;
+  uint64_t cache_bytes = 256ull << 20;  // decoded pclusters kept (-o cache_size=)
+  unsigned readahead_threads = 0;       // 0: one per core (-o readahead_threads=)
+  uint64_t readahead_bytes = 1 << 20;   // decoded ahead of a sequential reader (-o readahead=)
+  std::vector<std::string> fuse_options;  // passed to libfuse (-o allow_other, ...)
+};
+
+// Mounts and serves until unmounted. Returns a process exit code; errors are printed as one line.
+int mount_and_serve(const MountOptions& options);
+
+}  // namespace erofs::fuse

@@ -1,0 +1,48 @@
+// Decodes ahead of sequential readers: when a read continues where the previous one on the same
+// inode ended, the next bytes are read on a pool of threads, which fills the reader's pcluster
+// cache, so the following requests find their pclusters decoded (several at once).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "reader/image.h"
+
+namespace erofs::fuse {
+
+class Readahead {
+ public:
+  Readahead(const reader::Image& image, unsigned threads, uint64_t window_bytes);
+  ~Readahead();
+  Readahead(const Readahead&) = delete;
+  Readahead& operator=(const Readahead&) = delete;
+
+  void after_read(const reader::Inode& inode, uint64_t offset, size_t length);
+
+ private:
+  struct Stream {
+    uint64_t next = 0;     // where a sequential read would start
+    uint64_t ahead = 0;    // bytes up to here are queued or done
+  };
+  struct Job {
+    reader::Inode inode;
+    uint64_t offset, length;
+  };
+  void work();
+
+  const reader::Image& image_;
+  uint64_t window_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::unordered_map<uint64_t, Stream> streams_;  // by nid
+  std::deque<Job> jobs_;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace erofs::fuse

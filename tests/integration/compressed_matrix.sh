@@ -1,0 +1,108 @@
+#!/bin/bash
+# Compressed images in the kernel: every algorithm x pcluster size {4 KiB, 16 KiB, 64 KiB, 1 MiB}
+# x {compact, full indexes} x {plain tails, ztailpacking, fragments, all-fragments, dedupe}, built
+# from a small tree of text, random, mixed, zero and awkward files, loop-mounted and compared with
+# the source (treecmp, no relaxing option), and read back by `erofs fsck`. A larger tree and a
+# sparse file over 4 GiB go through a few combinations. The peers: Debian's fsck.erofs accepts
+# and extracts our lz4/lz4hc images, and our reader reads mkfs.erofs's compressed images.
+# Needs root, loop devices and a kernel with erofs (lz4, lzma, deflate, zstd); skips otherwise.
+# shellcheck source-path=SCRIPTDIR source=lib.bash
+source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
+
+require_erofs_bin
+require_cmd python3
+require_root
+require_erofs_kernel
+workdir
+require_loop
+scratch "$WORKDIR/s"
+W=$WORKDIR/s
+
+# A small tree for the matrix: the compressible profile without its big files, plus a few
+# awkward entries (hard link, symlink, xattrs, empty file).
+mktree "$W/full" compressible >/dev/null
+mkdir -p "$W/src"
+(cd "$W/full" && find . -type f -size -300k -exec cp -a --parents {} "$W/src" \;)
+mkdir -p "$W/src/misc"
+: >"$W/src/misc/empty"
+printf 'small file\n' >"$W/src/misc/small"
+ln "$W/src/misc/small" "$W/src/misc/small-link"
+ln -s ../misc/small "$W/src/misc/symlink"
+setfattr -n user.kind -v compressed "$W/src/misc/small"
+big_one=$(cd "$W/src" && find . -type f -size +100k | sort | head -n 1)
+[[ -n "$big_one" ]] || fail "the compressible profile has no file between 100k and 300k"
+head -c 70000 "$W/src/$big_one" >"$W/src/misc/dup-prefix"
+touch -d @1700000000 "$W/src/misc" "$W/src"
+
+mountpoint=$W/mnt
+mkdir -p "$mountpoint"
+# build_and_compare NAME SRC MKFS-OPTIONS...: build, mount, treecmp, umount, fsck
+build_and_compare() {
+    local name=$1 src=$2
+    shift 2
+    local img=$W/$name.img
+    "$EROFS" mkfs -q "$@" "$img" "$src" || { echo "mkfs $* failed"; return 1; }
+    mount_image "$img" "$mountpoint" || { echo "mount failed: $(dmesg | tail -n 2)"; return 1; }
+    local rc=0
+    treecmp "$src" "$mountpoint" --limit 5 >"$W/cmp.out" || { tail -n 6 "$W/cmp.out"; rc=1; }
+    umount_image "$mountpoint"
+    "$EROFS" fsck -q "$img" || rc=1
+    rm -f "$img"
+    return $rc
+}
+
+for alg in lz4 lz4hc lzma deflate zstd; do
+    for pcluster in 4096 16384 65536 1048576; do
+        for index in compact full; do
+            for tails in plain ztailpacking fragments all-fragments dedupe; do
+                ext=""
+                [[ $index == full ]] && ext="legacy-compress"
+                [[ $tails != plain ]] && ext="${ext:+$ext,}$tails"
+                check "$alg -C$pcluster $index $tails" build_and_compare "m" "$W/src" \
+                    "-z$alg" "-C$pcluster" ${ext:+-E "$ext"}
+            done
+        done
+    done
+done
+
+# The larger tree (files up to 4 MiB) through a few combinations, and several threads.
+check "larger tree: lz4hc,12 -C65536 ztailpacking,fragments,dedupe" build_and_compare big "$W/full" \
+    -zlz4hc,12 -C65536 -Eztailpacking,fragments,dedupe --workers 3
+check "larger tree: lzma -C1048576" build_and_compare big "$W/full" -zlzma -C1048576 --workers 2
+check "larger tree: zstd,19 -C16384 legacy" build_and_compare big "$W/full" -zzstd,19 -C16384 -Elegacy-compress
+
+# A sparse file over 4 GiB (extended inode, 64-bit size): data at both ends and in the middle.
+mkdir -p "$W/huge"
+truncate -s $((5 << 30)) "$W/huge/sparse"
+printf 'head' | dd of="$W/huge/sparse" conv=notrunc status=none
+printf 'middle' | dd of="$W/huge/sparse" bs=1 seek=$((3 << 30)) conv=notrunc status=none
+printf 'tail' | dd of="$W/huge/sparse" bs=1 seek=$(((5 << 30) - 4)) conv=notrunc status=none
+check "sparse 5 GiB file: lz4 -C1048576" build_and_compare huge "$W/huge" -zlz4 -C1048576
+check "sparse 5 GiB file: zstd -C65536 fragments" build_and_compare huge "$W/huge" -zzstd -C65536 -Efragments
+
+# Peers: Debian's fsck.erofs (1.5: lz4 and lz4hc, no fragments) checks and extracts our images.
+for opts in "-zlz4" "-zlz4hc -C65536" "-zlz4hc -C16384 -Elegacy-compress" "-zlz4hc -C16384 -Eztailpacking"; do
+    # shellcheck disable=SC2086
+    "$EROFS" mkfs -q $opts "$W/peer.img" "$W/src" || fail "mkfs $opts"
+    check "fsck.erofs accepts $opts" fsck.erofs "$W/peer.img"
+    rm -rf "$W/peer-x"
+    check "fsck.erofs --extract of $opts gives the contents" \
+        bash -c 'fsck.erofs --extract="$1" "$2" >/dev/null && python3 "$3/treecmp.py" --contents-only "$4" "$1"' \
+        _ "$W/peer-x" "$W/peer.img" "$EROFS_TEST_TOOLS" "$W/src"
+done
+
+# Our reader on mkfs.erofs's compressed images.
+for opts in "-zlz4hc" "-zlz4hc -C65536" "-zlz4hc -C16384 -Eztailpacking" "-zlz4" "-zlz4hc -C65536 -Elegacy-compress"; do
+    # shellcheck disable=SC2086
+    if mkfs.erofs $opts "$W/ref.img" "$W/src" >/dev/null 2>&1; then
+        rm -rf "$W/ref-x"
+        check "erofs extract of mkfs.erofs $opts" \
+            bash -c '"$1" extract -q "$2" "$3" && python3 "$4/treecmp.py" "$5" "$3"' \
+            _ "$EROFS" "$W/ref.img" "$W/ref-x" "$EROFS_TEST_TOOLS" "$W/src"
+        check_rc "erofs fsck of mkfs.erofs $opts" 0 "$EROFS" fsck -q "$W/ref.img"
+    else
+        fail "mkfs.erofs $opts failed"
+    fi
+done
+
+finish

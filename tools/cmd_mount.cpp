@@ -1,0 +1,94 @@
+// erofs mount / umount: the FUSE driver's command line.
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "fuse/fuse_driver.h"
+#include "tools/cli.h"
+#include "tools/command.h"
+
+namespace erofs::tools {
+namespace {
+
+uint64_t parse_size(const std::string& name, const std::string& v) {
+  char* end = nullptr;
+  uint64_t n = std::strtoull(v.c_str(), &end, 10);
+  if (end == v.c_str()) throw std::runtime_error("-o " + name + ": '" + v + "' is not a size");
+  switch (*end) {
+    case 'k': case 'K': n <<= 10; ++end; break;
+    case 'm': case 'M': n <<= 20; ++end; break;
+    case 'g': case 'G': n <<= 30; ++end; break;
+  }
+  if (*end) throw std::runtime_error("-o " + name + ": '" + v + "' is not a size");
+  return n;
+}
+
+int run_mount(int argc, char** argv) {
+  CLI::App app{
+      "Mount an EROFS image with FUSE (no root or kernel module needed). Read-only: every write gets EROFS.\n"
+      "Unmount with 'erofs umount MOUNTPOINT' or 'fusermount3 -u MOUNTPOINT'.\n\n"
+      "-o options of erofs-kit:\n"
+      "  cache_size=BYTES        decoded pclusters kept in memory (default 256M; suffixes K, M, G)\n"
+      "  readahead=BYTES         decoded ahead of sequential readers (default 1M; 0 disables)\n"
+      "  readahead_threads=N     threads decoding ahead (default: one per core)\n"
+      "Other -o options go to FUSE (allow_other, allow_root, ...).",
+      "erofs mount"};
+  fuse::MountOptions o;
+  std::vector<std::string> opts;
+  app.add_option("IMAGE", o.image, "Image to mount")->required();
+  app.add_option("MOUNTPOINT", o.mountpoint, "Directory to mount on")->required();
+  app.add_flag("-f,--foreground", o.foreground, "Stay in the foreground");
+  app.add_flag("-d,--debug", o.debug, "Print FUSE requests (implies -f)");
+  app.add_option("-o", opts, "Comma-separated options (see above)")->delimiter(',');
+  if (auto rc = parse_command_line(app, argc, argv)) return *rc;
+  if (o.debug) o.foreground = true;
+  try {
+    for (auto& opt : opts) {
+      auto eq = opt.find('=');
+      std::string key = opt.substr(0, eq), value = eq == std::string::npos ? "" : opt.substr(eq + 1);
+      if (key == "cache_size") o.cache_bytes = parse_size(key, value);
+      else if (key == "readahead") o.readahead_bytes = parse_size(key, value);
+      else if (key == "readahead_threads") o.readahead_threads = unsigned(parse_size(key, value));
+      else if (key == "ro") continue;
+      else if (key == "rw") throw std::runtime_error("-o rw: EROFS images are read-only");
+      else o.fuse_options.push_back(opt);
+    }
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "erofs mount: {}\n", e.what());
+    return kExitError;
+  }
+  return fuse::mount_and_serve(o);
+}
+
+int run_umount(int argc, char** argv) {
+  CLI::App app{"Unmount an image mounted with 'erofs mount'.", "erofs umount"};
+  std::string mountpoint;
+  app.add_option("MOUNTPOINT", mountpoint, "Where the image is mounted")->required();
+  if (auto rc = parse_command_line(app, argc, argv)) return *rc;
+  if (::geteuid() == 0) {
+    if (::umount2(mountpoint.c_str(), 0) == 0) return kExitOk;
+    fmt::print(stderr, "erofs umount: {}: {}\n", mountpoint, std::strerror(errno));
+    return kExitError;
+  }
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execlp("fusermount3", "fusermount3", "-u", mountpoint.c_str(), nullptr);
+    fmt::print(stderr, "erofs umount: cannot run fusermount3: {}\n", std::strerror(errno));
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? kExitOk : kExitError;
+}
+
+RegisterCommand reg_mount("mount", "mount an image with FUSE", run_mount);
+RegisterCommand reg_umount("umount", "unmount an image mounted with 'erofs mount'", run_umount);
+
+}  // namespace
+}  // namespace erofs::tools

@@ -1,0 +1,42 @@
+#include "writer/spill_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "writer/errors.h"
+
+namespace erofs::writer {
+
+SpillFile::SpillFile(const std::string& beside) {
+  std::string path = beside + ".spill.XXXXXX";
+  fd_ = ::mkostemp(path.data(), O_CLOEXEC);
+  if (fd_ < 0) throw BuildError(errno_message("cannot create " + path, errno));
+  ::unlink(path.c_str());
+}
+
+SpillFile::~SpillFile() { ::close(fd_); }
+
+SpillRef SpillFile::append(std::span<const uint8_t> bytes) {
+  SpillRef ref{size_, uint32_t(bytes.size())};
+  for (size_t done = 0; done < bytes.size();) {
+    ssize_t n = ::pwrite(fd_, bytes.data() + done, bytes.size() - done, off_t(size_ + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw BuildError(errno_message("writing a temporary file beside the image", errno));
+    done += size_t(n);
+  }
+  size_ += bytes.size();
+  return ref;
+}
+
+void SpillFile::read(const SpillRef& ref, uint8_t* out) const {
+  for (size_t done = 0; done < ref.size;) {
+    ssize_t n = ::pread(fd_, out + done, ref.size - done, off_t(ref.offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw BuildError(errno_message("reading a temporary file beside the image", n < 0 ? errno : EIO));
+    done += size_t(n);
+  }
+}
+
+}  // namespace erofs::writer
