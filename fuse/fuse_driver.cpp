@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 
@@ -260,7 +262,30 @@ const fuse_lowlevel_ops kOps = [] {
 
 }  // namespace
 
+// libfuse's own messages become our one-line errors. It may write one message in several
+// calls, so text is collected until the newline.
+static void log_to_stderr(enum fuse_log_level, const char* format, va_list ap) {
+  thread_local std::string pending;
+  char piece[1024];
+  vsnprintf(piece, sizeof piece, format, ap);
+  pending += piece;
+  if (pending.empty() || pending.back() != '\n') return;
+  pending.pop_back();
+  fmt::print(stderr, "erofs mount: {}\n", pending);
+  pending.clear();
+}
+
 int mount_and_serve(const MountOptions& o) {
+  struct stat mp;
+  if (::stat(o.mountpoint.c_str(), &mp) != 0) {
+    fmt::print(stderr, "erofs mount: mount point {}: {}\n", o.mountpoint, std::strerror(errno));
+    return 1;
+  }
+  if (!S_ISDIR(mp.st_mode)) {
+    fmt::print(stderr, "erofs mount: mount point {}: not a directory\n", o.mountpoint);
+    return 1;
+  }
+  fuse_set_log_func(log_to_stderr);
   Fs fs;
   try {
     reader::OpenOptions ro;
@@ -285,10 +310,7 @@ int mount_and_serve(const MountOptions& o) {
   fuse_args fargs = FUSE_ARGS_INIT(int(argv.size()), argv.data());
 
   fuse_session* se = fuse_session_new(&fargs, &kOps, sizeof kOps, &fs);
-  if (!se) {
-    fmt::print(stderr, "erofs mount: bad FUSE options\n");
-    return 1;
-  }
+  if (!se) return 1;  // libfuse said why
   int rc = 1;
   if (fuse_set_signal_handlers(se) == 0) {
     if (fuse_session_mount(se, o.mountpoint.c_str()) == 0) {
@@ -299,8 +321,6 @@ int mount_and_serve(const MountOptions& o) {
         rc = fuse_session_loop_mt(se, &cfg) == 0 ? 0 : 1;
       }
       fuse_session_unmount(se);
-    } else {
-      fmt::print(stderr, "erofs mount: cannot mount on {}\n", o.mountpoint);
     }
     fuse_remove_signal_handlers(se);
   }

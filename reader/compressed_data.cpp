@@ -74,8 +74,10 @@ PclusterCache::Bytes ImageImpl::decoded_extent(const Inode& ino, const ZExtent& 
   // Inline pclusters are addressed within their metadata stream, so the stream is part of the key.
   const uint8_t source = ext.source == ZExtent::Source::Device ? 0 : ino.in_metabox() ? 2 : 1;
   const PclusterKey key{source, ext.pa, ext.plen, ext.llen, int8_t(ext.algorithm), ext.partial};
-  if (auto hit = cache_->find(key)) return hit;
+  return cache_->get_or_load(key, [&] { return decode_extent(ino, ext); });
+}
 
+PclusterCache::Bytes ImageImpl::decode_extent(const Inode& ino, const ZExtent& ext) const {
   std::vector<uint8_t> raw(ext.plen);  // CompressedMap bounded plen by the 1 MiB pcluster limit
   if (ext.source == ZExtent::Source::Device)
     read_device(ext.pa, raw);
@@ -102,7 +104,6 @@ PclusterCache::Bytes ImageImpl::decoded_extent(const Inode& ino, const ZExtent& 
     throw CorruptError(fmt::format("nid {}: extent at {} ({} bytes from byte {}): {}", ino.nid, ext.la, ext.plen,
                                    ext.pa, e.what()));
   }
-  cache_->insert(key, out);
   return out;
 }
 

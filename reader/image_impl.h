@@ -66,6 +66,7 @@ class ImageImpl final : public Image {
   void read_stored(const Inode& ino, const ZExtent& ext, uint64_t skip, std::span<uint8_t> out) const;
   void read_fragment(const Inode& ino, uint64_t offset, std::span<uint8_t> out) const;
   PclusterCache::Bytes decoded_extent(const Inode& ino, const ZExtent& ext) const;
+  PclusterCache::Bytes decode_extent(const Inode& ino, const ZExtent& ext) const;  // no cache
 
   // One directory block of `dir`, read into `storage` (blksz bytes at most).
   std::span<const uint8_t> dir_block(const Inode& dir, uint64_t index, std::vector<uint8_t>& storage) const;

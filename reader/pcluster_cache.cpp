@@ -19,6 +19,38 @@ PclusterCache::Bytes PclusterCache::find(const PclusterKey& key) {
   return it->second->second;
 }
 
+PclusterCache::Bytes PclusterCache::get_or_load(const PclusterKey& key, const std::function<Bytes()>& load) {
+  std::shared_future<Bytes> pending;
+  std::promise<Bytes> mine;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = index_.find(key); it != index_.end()) {
+      lru_.splice(lru_.begin(), lru_, it->second);
+      return it->second->second;
+    }
+    if (auto it = loading_.find(key); it != loading_.end()) pending = it->second;
+    else loading_.emplace(key, mine.get_future().share());
+  }
+  if (pending.valid()) return pending.get();
+  try {
+    Bytes data = load();
+    insert(key, data);
+    {
+      std::lock_guard lock(mutex_);
+      loading_.erase(key);
+    }
+    mine.set_value(data);
+    return data;
+  } catch (...) {
+    {
+      std::lock_guard lock(mutex_);
+      loading_.erase(key);
+    }
+    mine.set_exception(std::current_exception());
+    throw;
+  }
+}
+
 void PclusterCache::insert(const PclusterKey& key, Bytes data) {
   const uint64_t size = data->size();
   if (size > budget_) return;

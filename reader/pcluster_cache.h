@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <future>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -31,6 +33,10 @@ class PclusterCache {
 
   Bytes find(const PclusterKey& key);
   void insert(const PclusterKey& key, Bytes data);
+  // The cached bytes, or those `load` returns. Threads asking for a key that another thread is
+  // loading wait for that load instead of decoding the same pcluster again; its error reaches
+  // them too.
+  Bytes get_or_load(const PclusterKey& key, const std::function<Bytes()>& load);
 
  private:
   struct KeyHash {
@@ -43,6 +49,7 @@ class PclusterCache {
   uint64_t used_ = 0;
   Lru lru_;  // most recently used first
   std::unordered_map<PclusterKey, Lru::iterator, KeyHash> index_;
+  std::unordered_map<PclusterKey, std::shared_future<Bytes>, KeyHash> loading_;
 };
 
 }  // namespace erofs::reader

@@ -16,17 +16,26 @@
 namespace erofs::tools {
 namespace {
 
-uint64_t parse_size(const std::string& name, const std::string& v) {
+// A byte count with an optional K, M or G suffix, at most `max`.
+uint64_t parse_size(const std::string& name, const std::string& v, uint64_t max, bool suffixes = true) {
+  auto bad = [&] { return std::runtime_error(fmt::format("-o {}: '{}' is not a number from 0 to {}", name, v, max)); };
+  if (v.empty() || v.find_first_not_of("0123456789") == 0) throw bad();
+  errno = 0;
   char* end = nullptr;
   uint64_t n = std::strtoull(v.c_str(), &end, 10);
-  if (end == v.c_str()) throw std::runtime_error("-o " + name + ": '" + v + "' is not a size");
-  switch (*end) {
-    case 'k': case 'K': n <<= 10; ++end; break;
-    case 'm': case 'M': n <<= 20; ++end; break;
-    case 'g': case 'G': n <<= 30; ++end; break;
+  if (errno == ERANGE) throw bad();
+  unsigned shift = 0;
+  if (suffixes && *end) {
+    switch (*end) {
+      case 'k': case 'K': shift = 10; break;
+      case 'm': case 'M': shift = 20; break;
+      case 'g': case 'G': shift = 30; break;
+      default: throw bad();
+    }
+    ++end;
   }
-  if (*end) throw std::runtime_error("-o " + name + ": '" + v + "' is not a size");
-  return n;
+  if (*end || n > (max >> shift)) throw bad();
+  return n << shift;
 }
 
 int run_mount(int argc, char** argv) {
@@ -52,9 +61,9 @@ int run_mount(int argc, char** argv) {
     for (auto& opt : opts) {
       auto eq = opt.find('=');
       std::string key = opt.substr(0, eq), value = eq == std::string::npos ? "" : opt.substr(eq + 1);
-      if (key == "cache_size") o.cache_bytes = parse_size(key, value);
-      else if (key == "readahead") o.readahead_bytes = parse_size(key, value);
-      else if (key == "readahead_threads") o.readahead_threads = unsigned(parse_size(key, value));
+      if (key == "cache_size") o.cache_bytes = parse_size(key, value, 1ull << 40);
+      else if (key == "readahead") o.readahead_bytes = parse_size(key, value, 1ull << 30);
+      else if (key == "readahead_threads") o.readahead_threads = unsigned(parse_size(key, value, 256, false));
       else if (key == "ro") continue;
       else if (key == "rw") throw std::runtime_error("-o rw: EROFS images are read-only");
       else o.fuse_options.push_back(opt);
@@ -69,16 +78,19 @@ int run_mount(int argc, char** argv) {
 int run_umount(int argc, char** argv) {
   CLI::App app{"Unmount an image mounted with 'erofs mount'.", "erofs umount"};
   std::string mountpoint;
+  bool lazy = false;
   app.add_option("MOUNTPOINT", mountpoint, "Where the image is mounted")->required();
+  app.add_flag("-z,--lazy", lazy, "Detach now even if files are in use; the driver exits when they are closed");
   if (auto rc = parse_command_line(app, argc, argv)) return *rc;
   if (::geteuid() == 0) {
-    if (::umount2(mountpoint.c_str(), 0) == 0) return kExitOk;
+    if (::umount2(mountpoint.c_str(), lazy ? MNT_DETACH : 0) == 0) return kExitOk;
     fmt::print(stderr, "erofs umount: {}: {}\n", mountpoint, std::strerror(errno));
     return kExitError;
   }
   pid_t pid = ::fork();
   if (pid == 0) {
-    ::execlp("fusermount3", "fusermount3", "-u", mountpoint.c_str(), nullptr);
+    if (lazy) ::execlp("fusermount3", "fusermount3", "-u", "-z", mountpoint.c_str(), nullptr);
+    else ::execlp("fusermount3", "fusermount3", "-u", mountpoint.c_str(), nullptr);
     fmt::print(stderr, "erofs umount: cannot run fusermount3: {}\n", std::strerror(errno));
     ::_exit(127);
   }

@@ -91,17 +91,6 @@ class Budget {
   bool cancelled_ = false;
 };
 
-void read_exact(int fd, const std::string& path, uint64_t offset, uint8_t* buf, size_t len) {
-  size_t done = 0;
-  while (done < len) {
-    ssize_t n = ::pread(fd, buf + done, len - done, off_t(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw BuildError(errno_message("cannot read " + path, errno));
-    if (n == 0) throw BuildError(path + ": file shrank while the image was being built");
-    done += size_t(n);
-  }
-}
-
 }  // namespace
 
 void run_compress_pipeline(const std::vector<PipelineFile>& files, const PipelineOptions& o,
@@ -157,7 +146,7 @@ void run_compress_pipeline(const std::vector<PipelineFile>& files, const Pipelin
         try {
           if (fd < 0) throw BuildError(errno_message("cannot read " + file.path, err));
           t->input.resize(size_t(n));
-          read_exact(fd, file.path, off, t->input.data(), size_t(n));
+          read_source(fd, file.path, off, t->input.data(), size_t(n));
           if (t->result.last) {
             uint8_t probe;
             if (::pread(fd, &probe, 1, off_t(file.size)) > 0)

@@ -19,16 +19,7 @@ struct SourceFile {
   const std::string& path;
   ~SourceFile() { ::close(fd); }
 
-  void read_exact(uint64_t offset, uint8_t* buf, size_t len) const {
-    size_t done = 0;
-    while (done < len) {
-      ssize_t n = ::pread(fd, buf + done, len - done, off_t(offset + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw BuildError(errno_message("cannot read " + path, errno));
-      if (n == 0) throw BuildError(path + ": file shrank while the image was being built");
-      done += size_t(n);
-    }
-  }
+  void read_exact(uint64_t offset, uint8_t* buf, size_t len) const { read_source(fd, path, offset, buf, len); }
 };
 
 // Data ranges [start, end) of the file, from SEEK_DATA/SEEK_HOLE; one range when the

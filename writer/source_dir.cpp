@@ -250,6 +250,17 @@ ScanResult scan_directory(const std::string& root, const SourceOptions& options,
   return Scanner(options, warn).run(root);
 }
 
+void read_source(int fd, const std::string& path, uint64_t offset, uint8_t* buf, size_t len) {
+  size_t done = 0;
+  while (done < len) {
+    ssize_t n = ::pread(fd, buf + done, len - done, off_t(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw BuildError(errno_message("cannot read " + path, errno));
+    if (n == 0) throw BuildError(path + ": file shrank while the image was being built");
+    done += size_t(n);
+  }
+}
+
 int open_source_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd >= 0 || errno != ENAMETOOLONG) return fd;

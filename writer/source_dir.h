@@ -21,4 +21,8 @@ ScanResult scan_directory(const std::string& root, const SourceOptions& options,
 // Opens a regular file of the source for reading, also when its path is longer than PATH_MAX.
 int open_source_file(const std::string& path);
 
+// Reads exactly `len` bytes at `offset`; throws BuildError naming `path` on an error or when the
+// file is shorter than it was when scanned.
+void read_source(int fd, const std::string& path, uint64_t offset, uint8_t* buf, size_t len);
+
 }  // namespace erofs::writer

@@ -1,0 +1,570 @@
+#!/bin/bash
+# `erofs mount` (FUSE) serves images exactly as they were built, concurrently, read-only, and
+# survives damage and unmounting under load.
+#
+#  1. Round trips: images of the awkward test tree (small profile) by `erofs mkfs` uncompressed,
+#     with -b 512, with each algorithm (lz4, lz4hc, lzma, deflate, zstd; -C 65536), lz4hc -C 4096,
+#     -E ztailpacking, fragments, all-fragments, dedupe, legacy-compress; the full profile once
+#     (lz4 with ztailpacking); images of mkfs.erofs 1.5 (Debian; plain and -zlz4hc, from a copy
+#     without the 255-byte names); every image of $EROFS_SHARED_DIR/compat/images (against
+#     compat/tree.tar, symlink mtimes set to 1700000000 as in compat_images.sh). Each is mounted
+#     with `erofs mount` (daemonized) and compared with its source by treecmp with no relaxing
+#     option (content, type, mode, owner, size, mtime in ns, xattrs, symlink targets, devices,
+#     hard-link groups); the files of each hard-link group have one st_ino on the mount, the nid
+#     `erofs stat` shows, and their nlink; `erofs umount` unmounts and the daemon exits.
+#  2. Concurrency: tests/tools/fuse_stress.py, 8 threads reading random ranges (up to 1 MiB) of
+#     the files of 1 MiB and more of the compressible profile for 10 s from two images at once
+#     (lzma -C 65536 with a 1 MiB decoded-pcluster cache, lz4hc -C 65536 with the defaults),
+#     every byte checked against the source.
+#  3. Read-only: write/append/truncate/create/mkdir/mkfifo/symlink/link/unlink/rmdir/rename/chmod/
+#     chown/utimes/setxattr/removexattr on the mount fail with EROFS ("Read-only file system"),
+#     and the tree is unchanged afterwards.
+#  4. A damaged image (bytes flipped in the middle of the only compressed file's data): cat of
+#     that file fails with "Input/output error" (again on a second try), every other file still
+#     reads back right, and the daemon (`erofs mount -f`, stderr captured) logs one kind of line
+#     about it: "erofs mount: read: nid N: ..." naming that file's nid, nothing else.
+#  5. Unmount under load: with readers looping over the mount, `erofs umount` either unmounts or
+#     fails with one line (busy) leaving the mount working; `fusermount3 -u -z` then detaches it,
+#     the `erofs mount -f` process exits (status 0) within 5 s and no reader hangs (timeout).
+#  6. statfs (stat -f) reports the image's block size and block count (4096 and 512 byte
+#     blocks); `erofs mount` of a garbage file, an empty file or a missing file, and bad -o
+#     options (cache_size=abc, readahead=xyz, overflowing or negative sizes, rw, an unknown FUSE
+#     option), and on a missing mount point, fail with exactly one line on stderr, a non-zero
+#     status, and no mount; so does `erofs umount` of a directory that is not mounted.
+#
+# Needs /dev/fuse and fusermount3 (skips, 77, otherwise). Root is needed for the parts of the
+# trees that only root can make (devices, owners, trusted.* xattrs; mktree leaves them out
+# otherwise) and for the compat images (trusted.* xattrs; left out with a note when not root).
+# shellcheck disable=SC2317  # (functions below are called indirectly, through check)
+# shellcheck source-path=SCRIPTDIR source=lib.bash
+source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
+
+require_erofs_bin
+require_fuse
+require_cmd python3 find stat timeout cmp ps mountpoint findmnt
+workdir
+scratch "$WORKDIR/s" 3g
+W=$WORKDIR/s
+EROFS=$(cd "$(dirname "$EROFS")" && pwd)/$(basename "$EROFS")
+START=$SECONDS
+
+# --- helpers ---------------------------------------------------------------------------------------
+
+section() { echo "--- $* (at $((SECONDS - START)) s)"; }
+
+# daemon_pids IMAGE MOUNTPOINT: pids of `erofs mount ... IMAGE MOUNTPOINT` processes
+daemon_pids() {
+    local pid args
+    while read -r pid args; do
+        [[ "$args" == "$EROFS mount "* && "$args" == *" $1 $2" ]] && echo "$pid"
+    done < <(ps -eo pid=,args=)
+}
+
+# running PID: the process exists and is not a zombie (a daemon that exited stays a zombie until
+# init reaps it, which in some containers takes a second or two)
+running() {
+    local st
+    st=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    st=${st##*) }
+    [[ "${st%% *}" != Z ]]
+}
+
+# wait_gone SECONDS PID...: succeeds once none of the PIDs is running any more
+wait_gone() {
+    local t=$1 i p alive
+    shift
+    for ((i = 0; i < t * 10; i++)); do
+        alive=0
+        for p in "$@"; do
+            running "$p" && alive=1
+        done
+        [[ $alive == 0 ]] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# wait_mounted MOUNTPOINT: up to 10 s for a mount to appear
+wait_mounted() {
+    local i
+    for ((i = 0; i < 100; i++)); do
+        mountpoint -q "$1" && return 0
+        sleep 0.1
+    done
+    echo "$1 did not get mounted within 10 s"
+    return 1
+}
+
+# fmount IMAGE MOUNTPOINT [OPTIONS...]: erofs mount (daemonized); mounted when it returns
+fmount() {
+    mkdir -p "$2" || return 1
+    "$EROFS" mount "${@:3}" "$1" "$2" || return 1
+    mountpoint -q "$2" || { echo "erofs mount returned 0 but $2 is not a mount point"; return 1; }
+    findmnt -n -o FSTYPE "$2" 2>/dev/null | grep -q '^fuse' ||
+        { echo "$2: not a FUSE mount: $(findmnt -n -o FSTYPE "$2" 2>&1)"; return 1; }
+}
+
+# fumount IMAGE MOUNTPOINT: erofs umount; the mount is gone and its daemon exits within 5 s
+fumount() {
+    local pids
+    pids=$(daemon_pids "$1" "$2")
+    [[ -n "$pids" ]] || { echo "no erofs mount process found for $1 $2"; }
+    "$EROFS" umount "$2" || return 1
+    ! mountpoint -q "$2" || { echo "$2 is still a mount point"; return 1; }
+    # shellcheck disable=SC2086
+    wait_gone 5 $pids || { echo "erofs mount daemon ($pids) still running 5 s after umount"; return 1; }
+    [[ -n "$pids" ]]
+}
+
+# hardlinks_share_ino SRC MNT IMAGE MIN_GROUPS: every hard-link group of regular files in SRC has
+# one st_ino on MNT, equal to the nid `erofs stat IMAGE PATH` shows, distinct from the other
+# groups', and the group's nlink; at least MIN_GROUPS groups.
+hardlinks_share_ino() {
+    python3 - "$@" "$EROFS" <<'PY'
+import os, re, stat, subprocess, sys
+src, mnt, image, min_groups, erofs = sys.argv[1:6]
+src, mnt = os.fsencode(src), os.fsencode(mnt)
+groups = {}
+for d, dirs, files in os.walk(src):
+    for n in files:
+        p = os.path.join(d, n)
+        st = os.lstat(p)
+        if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+            groups.setdefault((st.st_dev, st.st_ino), []).append(os.path.relpath(p, src))
+bad, seen = 0, {}
+for paths in groups.values():
+    paths.sort()
+    sts = [os.lstat(os.path.join(mnt, p)) for p in paths]
+    inos = {s.st_ino for s in sts}
+    nlinks = {s.st_nlink for s in sts}
+    out = subprocess.run([os.fsencode(erofs), b"stat", os.fsencode(image), paths[0]],
+                         capture_output=True).stdout.decode("utf-8", "replace")
+    m = re.search(r"nid\):\s*(\d+)", out)
+    nid = int(m.group(1)) if m else None
+    why = []
+    if len(inos) != 1:
+        why.append("st_ino %s" % sorted(inos))
+    want_nlink = os.lstat(os.path.join(src, paths[0])).st_nlink
+    if nlinks != {want_nlink}:
+        why.append("st_nlink %s, source has %d" % (sorted(nlinks), want_nlink))
+    if len(inos) == 1 and nid is not None and inos != {nid}:
+        why.append("st_ino %d, erofs stat nid %d" % (sts[0].st_ino, nid))
+    if nid is None:
+        why.append("erofs stat shows no nid: %r" % out[:200])
+    for i in inos:
+        if i in seen and seen[i] != paths[0]:
+            why.append("st_ino %d also used by %r" % (i, seen[i]))
+        seen[i] = paths[0]
+    if why:
+        bad += 1
+        print("%r: %s" % ([p.decode("utf-8", "replace") for p in paths], "; ".join(why)))
+print("%d hard-link groups, %d wrong" % (len(groups), bad))
+sys.exit(1 if bad or len(groups) < int(min_groups) else 0)
+PY
+}
+
+# roundtrip NAME SRC IMAGE MIN_GROUPS [CMP_REGEX]: mount IMAGE on $W/mnt-NAME, treecmp (exact),
+# hard links, unmount. Leaves the image.
+roundtrip() {
+    local name=$1 src=$2 img=$3 groups=$4 regex=${5:-'^treecmp: [0-9]{3,} entries compared, 0 differences$'}
+    local mnt=$W/mnt-$name
+    check "erofs mount: $name" fmount "$img" "$mnt" || return 1
+    [[ -n "${BEFORE_CMP:-}" ]] && $BEFORE_CMP "$mnt" "$img"
+    check_output "treecmp (exact): $name" 0 "$regex" treecmp "$src" "$mnt"
+    check "hard links share the nid as st_ino: $name" hardlinks_share_ino "$src" "$mnt" "$img" "$groups"
+    check "erofs umount, daemon exits: $name" fumount "$img" "$mnt"
+}
+
+# build_and_roundtrip NAME SRC MKFS_OPTIONS...: erofs mkfs into $W/NAME.img, then roundtrip;
+# the image is removed afterwards
+build_and_roundtrip() {
+    local name=$1 src=$2
+    shift 2
+    check "erofs mkfs $*: $name" "$EROFS" mkfs -q "$@" "$W/$name.img" "$src" || return 1
+    roundtrip "$name" "$src" "$W/$name.img" 1
+    rm -f "$W/$name.img"
+}
+
+# --- source trees; the slow lzma images are built in the background meanwhile ---------------------
+section "source trees"
+check "mktree small" mktree "$W/small" small >/dev/null
+check "mktree awkward" mktree "$W/awkward" awkward >/dev/null
+check "mktree compressible" mktree "$W/comp" compressible >/dev/null
+
+"$EROFS" mkfs -q -z lzma -C 65536 "$W/lzma.img" "$W/small" >"$W/lzma.log" 2>&1 &
+LZMA_SMALL=$!
+"$EROFS" mkfs -q -z lzma -C 65536 "$W/comp-lzma.img" "$W/comp" >"$W/comp-lzma.log" 2>&1 &
+LZMA_COMP=$!
+
+# wait_build PID LOG: the background mkfs succeeded
+wait_build() {
+    local rc=0
+    wait "$1" || rc=$?
+    cat "$2"
+    return "$rc"
+}
+
+# --- 3. read-only (on the plain image, before its treecmp, which then shows nothing changed) -------
+read_only() {
+    python3 - "$1" <<'PY'
+import errno, os, stat, sys
+m = sys.argv[1]
+f = os.path.join(m, "ro-probe-file")
+d = os.path.join(m, "ro-probe-dir")
+reg = dirp = None
+for dp, dirs, files in os.walk(m):
+    for n in files:
+        p = os.path.join(dp, n)
+        if reg is None and stat.S_ISREG(os.lstat(p).st_mode) and os.lstat(p).st_size > 0 \
+                and os.lstat(p).st_nlink == 1:
+            reg = p
+    for n in dirs:
+        p = os.path.join(dp, n)
+        if dirp is None and not os.path.islink(p) and os.listdir(p):
+            dirp = p
+    if reg and dirp:
+        break
+ops = [
+    ("open O_WRONLY", lambda: os.open(reg, os.O_WRONLY)),
+    ("open O_RDWR", lambda: os.open(reg, os.O_RDWR)),
+    ("open O_WRONLY|O_APPEND", lambda: os.open(reg, os.O_WRONLY | os.O_APPEND)),
+    ("open O_TRUNC", lambda: os.open(reg, os.O_WRONLY | os.O_TRUNC)),
+    ("truncate", lambda: os.truncate(reg, 0)),
+    ("create", lambda: os.open(f, os.O_WRONLY | os.O_CREAT, 0o644)),
+    ("mkdir", lambda: os.mkdir(d)),
+    ("mkfifo", lambda: os.mkfifo(f)),
+    ("symlink", lambda: os.symlink("x", f)),
+    ("link", lambda: os.link(reg, f)),
+    ("unlink", lambda: os.unlink(reg)),
+    ("rmdir", lambda: os.rmdir(dirp)),
+    ("rename", lambda: os.rename(reg, f)),
+    ("chmod", lambda: os.chmod(reg, 0o600)),
+    ("chown", lambda: os.chown(reg, 1, 1)),
+    ("utime", lambda: os.utime(reg, (0, 0))),
+    ("setxattr user.x", lambda: os.setxattr(reg, "user.x", b"y")),
+    ("setxattr on the root", lambda: os.setxattr(m, "user.x", b"y")),
+    ("removexattr", lambda: os.removexattr(reg, "user.nonexistent")),
+]
+bad = 0
+for name, op in ops:
+    try:
+        r = op()
+        if isinstance(r, int):
+            os.close(r)
+        print("%s: succeeded" % name)
+        bad += 1
+    except OSError as e:
+        if e.errno != errno.EROFS:
+            print("%s: %s, expected EROFS" % (name, e))
+            bad += 1
+if os.access(reg, os.W_OK):
+    print("access(W_OK) succeeds")
+    bad += 1
+print("%d operations, %d did not fail with EROFS (file %r, directory %r)" % (len(ops) + 1, bad, reg, dirp))
+sys.exit(1 if bad else 0)
+PY
+}
+
+read_only_shell() {
+    local mnt=$1
+    check_output "read-only: shell redirection says Read-only file system" 1 'Read-only file system' \
+        bash -c "echo x >>'$mnt/ro-new-file'"
+    check_output "read-only: touch says Read-only file system" 1 'Read-only file system' \
+        touch "$mnt/ro-new-file"
+    check "read-only: every write-like operation fails with EROFS" read_only "$mnt"
+    if have_cmd setfattr; then
+        check_output "read-only: setfattr says Read-only file system" 1 'Read-only file system' \
+            setfattr -n user.test -v 1 "$mnt"
+    fi
+    check_output "read-only: rm -rf says Read-only file system" 1 'Read-only file system' \
+        rm -rf "$mnt/sizes"
+    check_output "read-only: chmod says Read-only file system" 1 'Read-only file system' \
+        chmod -R 0 "$mnt/sizes"
+}
+
+# --- 1. our images of the small tree ---------------------------------------------------------------
+section "1. images of the small tree (read-only and statfs on the way)"
+# 6a. statfs: the image's block size and block count, nothing free, read-only
+statfs_is() {
+    local mnt=$1 img=$2 want got
+    want=$("$EROFS" dump --json "$img" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(d["block_size"], d["block_size"], d["blocks"])') || return 1
+    got=$(stat -f -c '%S %s %b' "$mnt") || return 1
+    echo "stat -f: $got, dump --json: $want (block size, fundamental block size, blocks)"
+    [[ "$got" == "$want" ]] || return 1
+    python3 -c '
+import os, sys
+s = os.statvfs(sys.argv[1])
+print("statvfs: f_bsize %d f_frsize %d f_blocks %d f_bfree %d f_bavail %d f_flag %#x" % (
+    s.f_bsize, s.f_frsize, s.f_blocks, s.f_bfree, s.f_bavail, s.f_flag))
+sys.exit(0 if s.f_bfree == 0 and s.f_bavail == 0 and s.f_flag & os.ST_RDONLY else 1)' "$mnt"
+}
+
+# before the treecmp of the plain image: the read-only checks and statfs
+plain_extras() {
+    read_only_shell "$1"
+    check "statfs: block size 4096 and the image's block count, nothing free, read-only" statfs_is "$1" "$2"
+}
+b512_extras() {
+    check "statfs: block size 512 and the image's block count, nothing free, read-only" statfs_is "$1" "$2"
+}
+BEFORE_CMP=plain_extras build_and_roundtrip plain "$W/small"
+BEFORE_CMP=b512_extras build_and_roundtrip b512 "$W/small" -b 512
+
+for alg in lz4 lz4hc deflate zstd; do
+    build_and_roundtrip "$alg" "$W/small" -z "$alg" -C 65536
+done
+build_and_roundtrip lz4hc-4k "$W/small" -z lz4hc -C 4096
+build_and_roundtrip ztailpacking "$W/small" -z lz4 -C 16384 -E ztailpacking
+build_and_roundtrip fragments "$W/small" -z lz4hc -C 65536 -E fragments
+build_and_roundtrip all-fragments "$W/small" -z zstd -C 65536 -E all-fragments
+build_and_roundtrip dedupe "$W/small" -z lz4 -C 16384 -E dedupe
+build_and_roundtrip legacy-compress "$W/small" -z lz4hc -C 65536 -E legacy-compress
+build_and_roundtrip b512-lz4 "$W/small" -b 512 -z lz4 -C 4096 -E ztailpacking
+if check "erofs mkfs -z lzma -C 65536 (in the background): lzma" wait_build "$LZMA_SMALL" "$W/lzma.log"; then
+    roundtrip lzma "$W/small" "$W/lzma.img" 1
+fi
+rm -f "$W/lzma.img"
+
+# the full profile once (the 10,000-entry directory): the regex makes sure all of it was compared
+section "1. the full awkward tree"
+build_and_roundtrip_full() {
+    check "erofs mkfs -z lz4 -E ztailpacking: full awkward tree" \
+        "$EROFS" mkfs -q -z lz4 -C 65536 -E ztailpacking "$W/full.img" "$W/awkward" || return 1
+    roundtrip full "$W/awkward" "$W/full.img" 1 '^treecmp: [0-9]{5,} entries compared, 0 differences$'
+    rm -f "$W/full.img"
+}
+build_and_roundtrip_full
+
+# --- 1b. images of mkfs.erofs 1.5 (written to the disk: mkfs.erofs 1.5 may fail on a tmpfs) -------
+section "1b. images of mkfs.erofs 1.5"
+if have_cmd mkfs.erofs; then
+    check "copy of the small tree without 255-byte names" copy_without_255_names "$W/small" "$W/small-1.5" >/dev/null
+    for v in "peer-plain|" "peer-lz4hc|-zlz4hc"; do
+        name=${v%%|*}
+        read -r -a opts <<<"${v#*|}"
+        if check "mkfs.erofs 1.5 ${opts[*]}: $name" mkfs.erofs --quiet "${opts[@]}" "$WORKDIR/$name.img" "$W/small-1.5"; then
+            roundtrip "$name" "$W/small-1.5" "$WORKDIR/$name.img" 1
+        fi
+        rm -f "$WORKDIR/$name.img"
+    done
+    rm -rf "$W/small-1.5"
+else
+    echo "note: no mkfs.erofs, images of erofs-utils left out"
+fi
+
+# --- 1c. the compat images of erofs-utils 1.9.3 -----------------------------------------------------
+section "1c. compat images"
+C=$EROFS_SHARED_DIR/compat
+if [[ ! -d "$C/images" || ! -f "$C/tree.tar" ]]; then
+    echo "note: no compat images in $C, left out"
+elif ! have_root; then
+    echo "note: not root, compat images (trusted.* xattrs) left out"
+else
+    mkdir -p "$W/ref"
+    check "tar -xf compat/tree.tar" tar --xattrs --xattrs-include='*' -xf "$C/tree.tar" -C "$W/ref"
+    check "symlinks in the reference tree get mtime 1700000000" \
+        find "$W/ref/tree" -type l -exec touch -h -d @1700000000 {} +
+    n=0
+    for img in "$C"/images/*.img; do
+        [[ -f "$img" ]] || continue
+        n=$((n + 1))
+        roundtrip "compat-$(basename "$img" .img)" "$W/ref/tree" "$img" 1 \
+            '^treecmp: [0-9]+ entries compared, 0 differences$'
+    done
+    if [[ $n -ge 3 ]]; then pass "$n compat images mounted"; else fail "only $n compat images found"; fi
+fi
+
+# --- 2. concurrency -----------------------------------------------------------------------------------
+section "2. concurrency"
+if check "erofs mkfs -z lz4hc -C 65536: compressible" \
+    "$EROFS" mkfs -q -z lz4hc -C 65536 "$W/comp-lz4hc.img" "$W/comp" &&
+    check "erofs mkfs -z lzma -C 65536 (in the background): compressible" \
+        wait_build "$LZMA_COMP" "$W/comp-lzma.log" &&
+    check "erofs mount -o cache_size=1M: compressible lzma" \
+        fmount "$W/comp-lzma.img" "$W/mnt-comp-lzma" -o cache_size=1M,readahead_threads=2 &&
+    check "erofs mount: compressible lz4hc" fmount "$W/comp-lz4hc.img" "$W/mnt-comp-lz4hc"; then
+    VERBOSE=1 check_output "fuse_stress: 8 threads, 10 s, random ranges of two compressed images" 0 \
+        '^fuse_stress: [1-9][0-9]* reads, [1-9][0-9]* bytes verified, [0-9]+ files on 2 mounts, 8 threads, .*, 0 errors$' \
+        timeout 60 python3 "$EROFS_TEST_TOOLS/fuse_stress.py" "$W/comp" "$W/mnt-comp-lzma" "$W/mnt-comp-lz4hc" \
+        --threads 8 --seconds 10 --max-len $((1024 * 1024))
+    for a in lzma lz4hc; do
+        check_output "treecmp (exact) after the stress: compressible $a" 0 ' 0 differences$' \
+            treecmp "$W/comp" "$W/mnt-comp-$a"
+        check "erofs umount: compressible $a" fumount "$W/comp-$a.img" "$W/mnt-comp-$a"
+    done
+fi
+rm -f "$W/comp-lzma.img"
+
+# --- 5. unmount under load ----------------------------------------------------------------------------
+# readers: loop over every file of the mount until it is gone (each under timeout: none may hang)
+section "5. unmount under load"
+unmount_under_load() {
+    local img=$1 mnt=$W/mnt-load log=$W/load.log mpid i rpids=() rc hung=0 out
+    mkdir -p "$mnt"
+    "$EROFS" mount -f "$img" "$mnt" 2>"$log" &
+    mpid=$!
+    check "erofs mount -f (background): under load" wait_mounted "$mnt" || { kill "$mpid"; wait "$mpid"; return 1; }
+    for i in 1 2 3 4 5 6; do
+        # shellcheck disable=SC2016  # (expanded by the inner bash)
+        timeout 30 bash -c 'while mountpoint -q "$1"; do find "$1" -type f -exec cat {} + >/dev/null 2>&1; done' _ "$mnt" &
+        rpids+=($!)
+    done
+    sleep 1
+    # erofs umount under load: either it unmounts, or it says (in one line) that the mount is busy
+    # and leaves it working
+    if error_contract nonzero 'busy' "$EROFS" umount "$mnt"; then
+        if mountpoint -q "$mnt" && cmp -s "$W/comp/text/text-3145745" "$mnt/text/text-3145745"; then
+            pass "erofs umount under load: one line ($ERROR_STDERR), the mount still works"
+        else
+            fail "erofs umount under load failed ($ERROR_STDERR) but the mount does not work any more"
+        fi
+    elif [[ $ERROR_WHY == "exit 0, expected an error" ]]; then
+        if mountpoint -q "$mnt"; then fail "erofs umount under load: exit 0 but still mounted"
+        else pass "erofs umount under load: unmounted"; fi
+    else
+        fail "erofs umount under load ($ERROR_WHY)"
+        show_error_contract "$EROFS" umount "$mnt"
+    fi
+    sleep 0.5
+    if mountpoint -q "$mnt"; then
+        check "fusermount3 -u -z under load" fusermount3 -u -z "$mnt"
+    fi
+    if wait_gone 5 "$mpid"; then
+        rc=0
+        wait "$mpid" || rc=$?
+        if [[ $rc == 0 ]]; then pass "erofs mount -f exited within 5 s of the unmount, status 0"
+        else fail "erofs mount -f exited with status $rc after the unmount"; fi
+    else
+        fail "erofs mount -f still running 5 s after the unmount"
+        kill "$mpid" 2>/dev/null
+        wait "$mpid"
+    fi
+    for i in "${rpids[@]}"; do
+        if ! wait_gone 10 "$i"; then
+            hung=$((hung + 1))
+        fi
+        rc=0
+        wait "$i" || rc=$?
+        [[ $rc == 124 || $rc == 137 ]] && hung=$((hung + 1))
+    done
+    if [[ $hung == 0 ]]; then pass "all ${#rpids[@]} readers ended after the unmount (none hung)"
+    else fail "$hung of ${#rpids[@]} readers hung (killed by timeout)"; fi
+    out=$(cat "$log")
+    if [[ -z "$out" ]]; then pass "erofs mount -f: nothing on stderr"
+    else fail "erofs mount -f: stderr: $(head -n 5 "$log")"; fi
+    ! mountpoint -q "$mnt" || fail "$mnt is still mounted"
+}
+if [[ -f "$W/comp-lz4hc.img" ]]; then
+    unmount_under_load "$W/comp-lz4hc.img"
+fi
+rm -f "$W/comp-lz4hc.img"
+
+# --- 4. a damaged image ---------------------------------------------------------------------------------
+# big.txt (3 MiB of text) is the only compressed file; the other files are small enough to be
+# stored inline in the metadata, so the data area holds nothing but big.txt's pclusters.
+section "4. a damaged image"
+damaged() {
+    local t=$W/bad img=$W/bad.img mnt=$W/mnt-bad log=$W/bad.log mpid nid layout start end f
+    mkdir -p "$t/d"
+    cp "$W/comp/text/text-3145745" "$t/big.txt"
+    for f in 1 2 3; do head -c $((f * 300)) "$W/comp/text/text-65536" >"$t/ok-$f.txt"; done
+    echo hello >"$t/d/x"
+    check "erofs mkfs -z zstd -C 65536: one compressed file" "$EROFS" mkfs -q -z zstd -C 65536 "$img" "$t" || return 1
+    layout=$("$EROFS" dump --json "$img" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+comp = sum(n for k, n in d["by_layout"].items() if k.startswith("compressed"))
+plain = sum(n for k, n in d["by_layout"].items() if k in ("flat-plain", "chunk-based"))
+print(comp, plain, d["block_size"], d["meta_blkaddr"])')
+    read -r ncomp nplain bs meta <<<"$layout"
+    if [[ $ncomp != 1 || $nplain != 0 || $meta -lt 16 ]]; then
+        fail "damaged image: expected one compressed file and data blocks before the metadata ($layout)"
+        return 1
+    fi
+    nid=$("$EROFS" stat "$img" big.txt | sed -n 's/.*nid): *\([0-9]*\).*/\1/p')
+    # 64 flipped bytes in 4 KiB in the middle of the data area (blocks 1 .. meta_blkaddr)
+    start=$((bs + (meta * bs - bs) / 2 - 2048))
+    end=$((start + 4096))
+    check "corrupt.py: 64 bytes flipped in [$start, $end)" \
+        python3 "$EROFS_TEST_TOOLS/corrupt.py" "$img" "$W/bad-out" --seeds 1 --flips 64 --start "$start" --end "$end" \
+        || return 1
+    mkdir -p "$mnt"
+    "$EROFS" mount -f "$W/bad-out/flip-1.img" "$mnt" 2>"$log" &
+    mpid=$!
+    check "erofs mount -f (background): damaged image" wait_mounted "$mnt" || { kill "$mpid"; wait "$mpid"; return 1; }
+    check_output "damaged image: cat big.txt fails with Input/output error" 1 'big.txt: Input/output error' \
+        timeout 20 cat "$mnt/big.txt"
+    check_output "damaged image: cat big.txt fails again (O_DIRECT, no page cache)" 1 'Input/output error' \
+        timeout 20 dd if="$mnt/big.txt" of=/dev/null bs=1M iflag=direct status=none
+    check_output "damaged image: stat big.txt still works" 0 '^3145745$' stat -c %s "$mnt/big.txt"
+    for f in ok-1.txt ok-2.txt ok-3.txt d/x; do
+        check "damaged image: $f still reads back right" cmp "$t/$f" "$mnt/$f"
+    done
+    check_output "damaged image: treecmp sees only big.txt differ" 1 \
+        '^treecmp: [0-9]+ entries compared, 1 differences$' treecmp "$t" "$mnt"
+    check "damaged image: the daemon is still running" running "$mpid"
+    check "damaged image: erofs umount" "$EROFS" umount "$mnt"
+    if wait_gone 5 "$mpid"; then
+        pass "damaged image: erofs mount -f exited after the umount"
+        wait "$mpid"
+    else
+        fail "damaged image: erofs mount -f still running 5 s after the umount"
+        kill "$mpid"
+        wait "$mpid"
+    fi
+    # the log: only one-line messages about big.txt's nid, all the same
+    local lines distinct
+    lines=$(wc -l <"$log")
+    distinct=$(sort -u "$log" | wc -l)
+    echo "daemon log: $lines lines, $distinct distinct:"
+    sort -u "$log" | head -n 5 | sed 's/^/    /'
+    if [[ $lines -ge 1 && $distinct == 1 ]] && grep -Eq "^erofs mount: read: nid $nid: .+" "$log"; then
+        pass "damaged image: the daemon logs one line about nid $nid (big.txt; $lines times, once per failed read request)"
+    else
+        fail "damaged image: daemon log: expected one distinct line 'erofs mount: read: nid $nid: ...' ($lines lines, $distinct distinct)"
+    fi
+    crash_text "$log" && fail "damaged image: crash text in the daemon log"
+    rm -rf "$t" "$img" "$W/bad-out"
+}
+damaged
+
+# --- 6b. errors -----------------------------------------------------------------------------------------
+section "6. errors"
+head -c 100000 /dev/urandom >"$W/garbage.img"
+: >"$W/empty.img"
+mkdir -p "$W/mnt-err"
+# mount_error NAME REGEX ARGS...: erofs mount ARGS fails with one line and mounts nothing
+mount_error() {
+    local name=$1 regex=$2
+    shift 2
+    check_error "erofs mount: $name: one-line error" nonzero "$regex" "$EROFS" mount "$@"
+    if mountpoint -q "$W/mnt-err"; then
+        fail "erofs mount: $name: mounted anyway"
+        "$EROFS" umount "$W/mnt-err" || fusermount3 -u -z "$W/mnt-err"
+    fi
+}
+mount_error "garbage file" 'garbage\.img' "$W/garbage.img" "$W/mnt-err"
+mount_error "garbage file (-f)" 'garbage\.img' -f "$W/garbage.img" "$W/mnt-err"
+mount_error "empty file" 'empty\.img' "$W/empty.img" "$W/mnt-err"
+mount_error "missing file" 'missing\.img' "$W/missing.img" "$W/mnt-err"
+# a real image for the option errors: only the option is wrong
+mkdir -p "$W/d-ok"
+echo x >"$W/d-ok/x"
+check "erofs mkfs: a small image for the option errors" "$EROFS" mkfs -q "$W/ok.img" "$W/d-ok"
+mount_error "-o cache_size=abc" 'cache_size' -o cache_size=abc "$W/ok.img" "$W/mnt-err"
+mount_error "-o cache_size=1Q" 'cache_size' -o cache_size=1Q "$W/ok.img" "$W/mnt-err"
+mount_error "-o readahead=xyz" 'readahead' -o readahead=xyz "$W/ok.img" "$W/mnt-err"
+mount_error "-o readahead_threads=abc" 'readahead_threads' -o readahead_threads=abc "$W/ok.img" "$W/mnt-err"
+mount_error "-o cache_size=99999999999G (does not fit in 64 bits)" 'cache_size' -o cache_size=99999999999G "$W/ok.img" "$W/mnt-err"
+mount_error "-o cache_size=-1 (negative)" 'cache_size' -o cache_size=-1 "$W/ok.img" "$W/mnt-err"
+mount_error "-o rw" 'read-only' -o rw "$W/ok.img" "$W/mnt-err"
+mount_error "-o no_such_fuse_option" 'no_such_fuse_option' -o no_such_fuse_option "$W/ok.img" "$W/mnt-err"
+mount_error "missing mount point" 'no-such-dir' "$W/ok.img" "$W/no-such-dir"
+check_error "erofs umount of a directory that is not mounted: one-line error" nonzero 'mnt-err' \
+    "$EROFS" umount "$W/mnt-err"
+
+echo "run time: $((SECONDS - START)) s"
+finish
