@@ -130,7 +130,7 @@ void CompressedData::compress_all(const std::vector<Job>& jobs, bool tails, bool
     Plan& p = *jobs[r.file].plan;
     uint64_t n = std::min(po.segment_bytes, jobs[r.file].size - r.offset);
     bool last = r.last;
-    add_segment(p, std::move(r), tails);
+    add_segment(p, std::move(r));
     if (!from_source) return;  // the packed inode: its bytes were counted as fragments
     stats.bytes_in += n;
     if (last && p.compressed) ++stats.compressed_files;
@@ -142,7 +142,7 @@ void CompressedData::compress_all(const std::vector<Job>& jobs, bool tails, bool
   });
 }
 
-void CompressedData::add_segment(Plan& p, SegmentResult&& r, bool tails) {
+void CompressedData::add_segment(Plan& p, SegmentResult&& r) {
   if (r.offset == 0) {
     p.compressed = true;
     p.z = ZIndexSpec{};
@@ -187,7 +187,6 @@ void CompressedData::add_segment(Plan& p, SegmentResult&& r, bool tails) {
   }
   if (r.z.has_tail) place_tail(p, r.z.tail, r.z.extents.back());
   if (r.last && p.z.compact && !compact_possible(p.z)) p.z.compact = false;
-  (void)tails;
 }
 
 void CompressedData::place_tail(Plan& p, const ZTailPiece& t, ZExtent e) {

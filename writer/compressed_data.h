@@ -47,7 +47,7 @@ class CompressedData {
   };
   Job job_for(Plan* p);
   void compress_all(const std::vector<Job>& jobs, bool tails, bool from_source, BuildStats& stats);
-  void add_segment(Plan& p, SegmentResult&& r, bool tails);
+  void add_segment(Plan& p, SegmentResult&& r);
   void place_tail(Plan& p, const ZTailPiece& t, ZExtent e);
   void write_block_tail(Plan& p, const ZTailPiece& t, ZExtent e);
   bool flat_is_smaller(const Plan& p, const ZSegment& z) const;
