@@ -67,48 +67,52 @@ size_t ImageImpl::read_flat(const Inode& ino, uint64_t offset, std::span<uint8_t
   return done;
 }
 
-size_t ImageImpl::read_chunked(const Inode& ino, uint64_t offset, std::span<uint8_t> buf) const {
+unsigned ImageImpl::chunk_bits(const Inode& ino) const {
+  return sb_.blkszbits + (uint16_t(ino.disk.u) & format::kChunkFormatBlkbitsMask);
+}
+
+std::optional<uint64_t> ImageImpl::chunk_start(const Inode& ino, uint64_t chunk) const {
   const uint16_t chunk_format = uint16_t(ino.disk.u);
-  const unsigned chunk_bits = sb_.blkszbits + (chunk_format & format::kChunkFormatBlkbitsMask);
   const bool indexes = chunk_format & format::kChunkFormatIndexes;
   const uint64_t unit = indexes ? format::kFullIndexSize : 4;
   const uint64_t table = checked::round_up(ino.meta_end(), unit);
   const uint64_t addr_mask = (chunk_format & format::kChunkFormat48Bit) ? (1ull << 48) - 1 : (1ull << 32) - 1;
+  uint8_t entry[format::kFullIndexSize];
+  read_meta(ino.in_metabox(), table + chunk * unit, std::span(entry, unit));  // in range: inode() checked the table
+  if (!indexes) {
+    const uint32_t startblk = format::get_le32(entry);
+    if (startblk == format::kNullAddr) return std::nullopt;
+    return startblk;
+  }
+  const auto idx = format::ChunkIndex::decode(entry);
+  const uint64_t startblk = (idx.startblk_lo | (uint64_t(idx.startblk_hi) << 32)) & addr_mask;
+  if (((startblk ^ ~0ull) & addr_mask) == 0) return std::nullopt;
+  if (idx.device_id != 0) {
+    if (devices_.empty())
+      throw CorruptError(fmt::format("nid {}: chunk {} names device {}, but the image has no device table",
+                                     ino.nid, chunk, idx.device_id));
+    const uint16_t dev = idx.device_id & device_id_mask_;
+    if (dev > devices_.size())
+      throw CorruptError(fmt::format("nid {}: chunk {} names device {} of {}", ino.nid, chunk, dev, devices_.size()));
+    if (dev != 0)
+      throw UnsupportedError(fmt::format("nid {}: chunk {} lies on extra device {}; extra devices are not supported",
+                                         ino.nid, chunk, dev));
+  }
+  return startblk;
+}
 
+size_t ImageImpl::read_chunked(const Inode& ino, uint64_t offset, std::span<uint8_t> buf) const {
+  const unsigned bits = chunk_bits(ino);
   size_t done = 0;
   while (done < buf.size()) {
     const uint64_t pos = offset + done;
-    const uint64_t chunk = pos >> chunk_bits;
-    const uint64_t in_chunk = pos - (chunk << chunk_bits);
-    const size_t n = size_t(std::min<uint64_t>(buf.size() - done, (1ull << chunk_bits) - in_chunk));
-    uint8_t entry[format::kFullIndexSize];
-    read_meta(ino.in_metabox(), table + chunk * unit, std::span(entry, unit));  // in range: inode() checked the table
-
-    uint64_t startblk;
-    bool hole;
-    if (indexes) {
-      const auto idx = format::ChunkIndex::decode(entry);
-      startblk = (idx.startblk_lo | (uint64_t(idx.startblk_hi) << 32)) & addr_mask;
-      hole = ((startblk ^ ~0ull) & addr_mask) == 0;
-      if (!hole && idx.device_id != 0) {
-        if (devices_.empty())
-          throw CorruptError(fmt::format("nid {}: chunk {} names device {}, but the image has no device table",
-                                         ino.nid, chunk, idx.device_id));
-        const uint16_t dev = idx.device_id & device_id_mask_;
-        if (dev > devices_.size())
-          throw CorruptError(fmt::format("nid {}: chunk {} names device {} of {}", ino.nid, chunk, dev, devices_.size()));
-        if (dev != 0)
-          throw UnsupportedError(fmt::format("nid {}: chunk {} lies on extra device {}; extra devices are not supported",
-                                             ino.nid, chunk, dev));
-      }
-    } else {
-      startblk = format::get_le32(entry);
-      hole = startblk == format::kNullAddr;
-    }
-    if (hole)
-      std::memset(buf.data() + done, 0, n);
+    const uint64_t chunk = pos >> bits;
+    const uint64_t in_chunk = pos - (chunk << bits);
+    const size_t n = size_t(std::min<uint64_t>(buf.size() - done, (1ull << bits) - in_chunk));
+    if (auto start = chunk_start(ino, chunk))
+      read_device(checked::add(checked::shl(*start, sb_.blkszbits), in_chunk), buf.subspan(done, n));
     else
-      read_device(checked::add(checked::shl(startblk, sb_.blkszbits), in_chunk), buf.subspan(done, n));
+      std::memset(buf.data() + done, 0, n);
     done += n;
   }
   return done;

@@ -70,6 +70,23 @@ struct Xattr {
   std::string value;
 };
 
+// Where a run of a file's bytes is stored.
+struct Extent {
+  enum class Kind : uint8_t {
+    Hole,        // reads as zeros
+    Plain,       // stored uncompressed on the device at `physical`
+    Compressed,  // a pcluster of `physical_length` bytes at device byte `physical`
+    Inline,      // in the inode's metadata, at metadata byte `physical` (compressed if algorithm >= 0)
+    Fragment,    // at byte `physical` of the packed inode's data
+  };
+  uint64_t offset = 0, length = 0;  // the file bytes [offset, offset + length)
+  Kind kind = Kind::Hole;
+  uint64_t physical = 0;
+  uint64_t physical_length = 0;
+  int algorithm = -1;    // compress::Algorithm id; -1 when stored uncompressed
+  bool partial = false;  // decodes only a prefix of a shared pcluster (dedupe)
+};
+
 struct OpenOptions {
   bool verify_checksum = true;
   // Decoded compressed extents kept for reuse (shared by all threads); 0 disables the cache.
@@ -99,6 +116,8 @@ class Image {
 
   // Reads up to buf.size() bytes at `offset`, clamped to the file size; returns the byte count.
   virtual size_t read(const Inode& file, uint64_t offset, std::span<uint8_t> buf) const = 0;
+  // The whole mapping of a regular file, in file order, adjacent runs of one kind not merged.
+  virtual std::vector<Extent> extents(const Inode& file) const = 0;
   virtual std::string readlink(const Inode& link) const = 0;
   virtual std::vector<Xattr> xattrs(const Inode& inode) const = 0;
 

@@ -36,6 +36,7 @@ class ImageImpl final : public Image {
   std::optional<DirEntry> lookup(const Inode& dir, std::string_view name) const override;
   Inode resolve(std::string_view path, bool follow_last) const override;
   size_t read(const Inode& file, uint64_t offset, std::span<uint8_t> buf) const override;
+  std::vector<Extent> extents(const Inode& file) const override;
   std::string readlink(const Inode& link) const override;
   std::vector<Xattr> xattrs(const Inode& inode) const override;
   void read_raw(uint64_t offset, std::span<uint8_t> buf) const override { file_.read(offset, buf); }
@@ -61,6 +62,9 @@ class ImageImpl final : public Image {
 
   size_t read_flat(const Inode& ino, uint64_t offset, std::span<uint8_t> buf) const;
   size_t read_chunked(const Inode& ino, uint64_t offset, std::span<uint8_t> buf) const;
+  unsigned chunk_bits(const Inode& ino) const;
+  // The first device block of a chunk, or nullopt for a hole.
+  std::optional<uint64_t> chunk_start(const Inode& ino, uint64_t chunk) const;
   size_t read_compressed(const Inode& ino, uint64_t offset, std::span<uint8_t> buf) const;
   void read_extent(const Inode& ino, const ZExtent& ext, uint64_t skip, std::span<uint8_t> out) const;
   void read_stored(const Inode& ino, const ZExtent& ext, uint64_t skip, std::span<uint8_t> out) const;

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "compress/codec.h"
 #include "format/superblock.h"
 #include "tools/cli.h"
 #include "tools/command.h"
@@ -97,11 +98,26 @@ const char* layout_name(format::Layout l) {
   return "unknown";
 }
 
+void print_extents(const std::vector<reader::Extent>& extents) {
+  static constexpr const char* kKinds[] = {"hole", "plain", "compressed", "inline", "fragment"};
+  fmt::print("{:>4} {:>12} {:>10} {:<10} {:>14} {:>9} {}\n", "#", "offset", "length", "kind", "physical",
+             "plen", "algorithm");
+  for (size_t i = 0; i < extents.size(); ++i) {
+    const auto& e = extents[i];
+    fmt::print("{:>4} {:>12} {:>10} {:<10} {:>14} {:>9} {}{}\n", i, e.offset, e.length, kKinds[size_t(e.kind)],
+               e.physical, e.physical_length,
+               e.algorithm < 0 ? "-" : compress::algorithm_name(compress::Algorithm(e.algorithm)),
+               e.partial ? " partial" : "");
+  }
+}
+
 int run_stat(int argc, char** argv) {
   CLI::App app{"Show the inode of a path in an EROFS image.", "erofs stat"};
   std::string image, path;
+  bool extents = false;
   app.add_option("IMAGE", image, "Image to read")->required();
   app.add_option("PATH", path, "Path inside the image")->required();
+  app.add_flag("-e,--extents", extents, "List where a regular file's bytes are stored");
   if (auto rc = parse_command_line(app, argc, argv)) return *rc;
   auto img = open_image(image);
   reader::Inode ino = img->resolve(path, false);
@@ -113,6 +129,7 @@ int run_stat(int argc, char** argv) {
   if (S_ISCHR(ino.mode) || S_ISBLK(ino.mode)) fmt::print("Device: {}, {}\n", ino.rdev_major, ino.rdev_minor);
   fmt::print("Modify: {}\n", time_string(ino.mtime, ino.mtime_nsec));
   for (auto& x : img->xattrs(ino)) fmt::print(" Xattr: {} ({} bytes)\n", x.name, x.value.size());
+  if (extents && ino.is_reg()) print_extents(img->extents(ino));
   return kExitOk;
 }
 

@@ -115,7 +115,7 @@ void run_compress_pipeline(const std::vector<PipelineFile>& files, const Pipelin
           auto& enc = encoders[{file.algorithm, so.pcluster_bytes}];
           if (!enc) enc = compress::make_encoder(o.specs.at(file.algorithm), so.pcluster_bytes);
           t->result.z = compress_segment(*enc, t->input, t->result.offset, so);
-          if (o.keep_input && t->result.offset == 0 && t->result.last) t->result.input = std::move(t->input);
+          if (o.keep_input) t->result.input = std::move(t->input);
           t->done.set_value(std::move(t->result));
         } catch (...) {
           t->done.set_exception(std::current_exception());

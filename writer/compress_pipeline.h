@@ -18,7 +18,7 @@ struct PipelineOptions {
   ZSegmentOptions segment;          // last_segment is set per segment
   uint64_t segment_bytes = 4 << 20;
   unsigned workers = 1;
-  bool keep_input = false;          // hand the raw input of single-segment files back too
+  bool keep_input = false;          // hand each segment's raw input back too
 };
 
 struct PipelineFile {
@@ -34,7 +34,7 @@ struct SegmentResult {
   uint64_t offset = 0;              // first byte of the segment in the file
   bool last = false;                // the file's last segment
   ZSegment z;
-  std::vector<uint8_t> input;       // with keep_input, for files of one segment
+  std::vector<uint8_t> input;       // with keep_input: the segment's raw bytes
 };
 
 // Calls `sink` on the calling thread for every segment, in order. Files of size 0 produce no

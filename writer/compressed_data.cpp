@@ -42,7 +42,8 @@ CompressedData::CompressedData(ImageFile& out, SpillFile& tails, const BuildOpti
   pcluster_ = copt_.pcluster_bytes ? copt_.pcluster_bytes : bs_;
   if (pcluster_ % bs_ || pcluster_ > kMaxPclusterBytes)
     throw BuildError("pcluster size (-C) must be a multiple of the block size and at most 1 MiB");
-  uint32_t largest = pcluster_;
+  uint32_t& largest = largest_pcluster_;
+  largest = pcluster_;
   for (auto& h : copt_.hints) {
     if (h.pcluster_bytes % bs_ || h.pcluster_bytes == 0 || h.pcluster_bytes > kMaxPclusterBytes)
       throw BuildError("compress hint '" + h.pattern + "': pcluster size must be a multiple of the block size, at most 1 MiB");
@@ -159,22 +160,7 @@ void CompressedData::add_segment(Plan& p, SegmentResult&& r) {
   }
   const size_t n = r.z.extents.size() - (r.z.has_tail ? 1 : 0);
   if (copt_.dedupe) {
-    // An extent whose decoded bytes equal an earlier one's points at that pcluster; only new
-    // pclusters are written. The digests were computed by the workers.
-    for (size_t i = 0; i < n; ++i) {
-      ZExtent e = r.z.extents[i];
-      auto key = std::make_tuple(r.z.digests[i].lo, r.z.digests[i].hi, e.length, e.plain);
-      auto [it, fresh] = pclusters_.try_emplace(key, out_.offset() / bs_, e.nblocks);
-      if (fresh) {
-        out_.append(std::span(r.z.blocks).subspan(size_t(e.pblk) * bs_, size_t(e.nblocks) * bs_));
-        p.zblocks += e.nblocks;
-      } else {
-        used_dedupe_ = true;
-      }
-      e.pblk = it->second.first;
-      e.nblocks = it->second.second;
-      p.z.extents.push_back(e);
-    }
+    for (size_t i = 0; i < n; ++i) add_deduped(p, r, i);
   } else {
     uint64_t base = out_.offset() / bs_;
     out_.append(r.z.blocks);
@@ -185,8 +171,91 @@ void CompressedData::add_segment(Plan& p, SegmentResult&& r) {
       p.zblocks += e.nblocks;
     }
   }
+  // Decided before the tail is placed too: an inline tail's room depends on the index size.
+  if (r.last && p.z.compact && !compact_possible(p.z)) p.z.compact = false;
   if (r.z.has_tail) place_tail(p, r.z.tail, r.z.extents.back());
   if (r.last && p.z.compact && !compact_possible(p.z)) p.z.compact = false;
+}
+
+// An extent whose decoded bytes equal an earlier one's points at that pcluster, and one that starts
+// like an earlier pcluster's decoded bytes points at it with a partial reference. Only new
+// pclusters are written. The digests were computed by the workers.
+void CompressedData::add_deduped(Plan& p, const SegmentResult& r, size_t i) {
+  ZExtent e = r.z.extents[i];
+  auto chosen = file_algorithm_.find(&p);
+  const unsigned alg = chosen == file_algorithm_.end() ? 0 : chosen->second;
+  auto key = std::make_tuple(r.z.digests[i].lo, r.z.digests[i].hi, e.length, e.plain, alg);
+  if (auto it = pclusters_.find(key); it != pclusters_.end()) {
+    used_dedupe_ = true;
+    e.pblk = it->second.first;
+    e.nblocks = it->second.second;
+    p.z.extents.push_back(e);
+    return;
+  }
+  if (add_partial_ref(p, r, i, alg)) return;
+  const uint64_t pblk = out_.offset() / bs_;
+  out_.append(std::span(r.z.blocks).subspan(size_t(e.pblk) * bs_, size_t(e.nblocks) * bs_));
+  p.zblocks += e.nblocks;
+  pclusters_.emplace(key, std::make_pair(pblk, e.nblocks));
+  const auto& prefixes = r.z.prefix_digests[i];
+  if (!prefixes.empty() && shared_by_first_block_.try_emplace(prefixes[0].lo, shared_.size()).second)
+    shared_.push_back({pblk, e.nblocks, alg, prefixes});
+  e.pblk = pblk;
+  p.z.extents.push_back(e);
+}
+
+// Splits extent `i` into a partial reference to an earlier pcluster that decodes to the same first
+// blocks, and the rest compressed anew, when that takes fewer blocks than its own pcluster. Every
+// piece stays at least a block long, so no two extents start in one lcluster.
+bool CompressedData::add_partial_ref(Plan& p, const SegmentResult& r, size_t i, unsigned alg) {
+  const ZExtent& e = r.z.extents[i];
+  const auto& mine = r.z.prefix_digests[i];
+  if (mine.empty()) return false;
+  auto found = shared_by_first_block_.find(mine[0].lo);
+  if (found == shared_by_first_block_.end()) return false;
+  const SharedPcluster& s = shared_[found->second];
+  if (s.algorithm != alg) return false;
+
+  size_t k = 0;
+  while (k < mine.size() && k < s.prefixes.size() && mine[k] == s.prefixes[k]) ++k;
+  uint64_t shared = uint64_t(k) * bs_;
+  if (shared != e.length && e.length - shared < bs_) shared -= bs_;
+  if (shared == 0) return false;
+  const uint64_t rest = e.length - shared;
+
+  // A pcluster of several blocks needs a NONHEAD lcluster to hold its block count, and the last
+  // lcluster of a file whose size is not block-aligned holds the EOF entry instead.
+  const bool ends_file = rest == 0 && e.lstart + e.length == p.z.size;
+  if (s.nblocks > 1 && shared < (ends_file ? 3u : 2u) * uint64_t(bs_)) return false;
+
+  ZExtent tail{e.lstart + shared, rest, out_.offset() / bs_, 0, false, e.head2, false};
+  std::vector<uint8_t> blocks;
+  if (rest) {
+    auto in = std::span(r.input).subspan(size_t(e.lstart - r.offset + shared), size_t(rest));
+    auto& enc = remainder_encoders_[alg];
+    if (!enc) enc = compress::make_encoder(copt_.algorithms.at(alg), largest_pcluster_);
+    std::vector<uint8_t> out(size_t(e.nblocks - 1) * bs_);
+    compress::FillResult f = out.empty() ? compress::FillResult{} : enc->fill(in, out);
+    tail.nblocks = uint32_t((f.produced + bs_ - 1) / bs_);
+    if (f.consumed == rest && uint64_t(tail.nblocks) * bs_ < rest) {
+      blocks.resize(size_t(tail.nblocks) * bs_, 0);
+      std::memcpy(blocks.data() + blocks.size() - f.produced, out.data(), f.produced);
+    } else if (rest == bs_ && e.nblocks > 1) {
+      tail.plain = true;
+      tail.nblocks = 1;
+      blocks.assign(in.begin(), in.end());
+    } else {
+      return false;
+    }
+  }
+  used_dedupe_ = true;
+  p.z.extents.push_back({e.lstart, shared, s.pblk, s.nblocks, false, e.head2, true});
+  if (rest) {
+    out_.append(blocks);
+    p.zblocks += tail.nblocks;
+    p.z.extents.push_back(tail);
+  }
+  return true;
 }
 
 void CompressedData::place_tail(Plan& p, const ZTailPiece& t, ZExtent e) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <regex>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "format/zmap.h"
@@ -48,6 +49,8 @@ class CompressedData {
   Job job_for(Plan* p);
   void compress_all(const std::vector<Job>& jobs, bool tails, bool from_source, BuildStats& stats);
   void add_segment(Plan& p, SegmentResult&& r);
+  void add_deduped(Plan& p, const SegmentResult& r, size_t i);
+  bool add_partial_ref(Plan& p, const SegmentResult& r, size_t i, unsigned algorithm);
   void place_tail(Plan& p, const ZTailPiece& t, ZExtent e);
   void write_block_tail(Plan& p, const ZTailPiece& t, ZExtent e);
   bool flat_is_smaller(const Plan& p, const ZSegment& z) const;
@@ -66,8 +69,19 @@ class CompressedData {
   format::ComprConfigs configs_;
   bool used_inline_ = false;
   bool used_dedupe_ = false;
-  // dedupe: (digest, decoded length, plain) of every pcluster written -> (block, block count)
-  std::map<std::tuple<uint64_t, uint64_t, uint64_t, bool>, std::pair<uint64_t, uint32_t>> pclusters_;
+  uint32_t largest_pcluster_ = 0;
+  // dedupe: (digest, decoded length, plain, algorithm) of every pcluster written -> (block, block count)
+  std::map<std::tuple<uint64_t, uint64_t, uint64_t, bool, unsigned>, std::pair<uint64_t, uint32_t>> pclusters_;
+  // dedupe with partial references: compressed pclusters by the digest of their first block
+  struct SharedPcluster {
+    uint64_t pblk;
+    uint32_t nblocks;
+    unsigned algorithm;
+    std::vector<ZDigest> prefixes;  // digest of the first k decoded blocks at [k - 1]
+  };
+  std::vector<SharedPcluster> shared_;
+  std::unordered_map<uint64_t, size_t> shared_by_first_block_;
+  std::map<unsigned, std::unique_ptr<compress::Encoder>> remainder_encoders_;
   std::vector<std::regex> hint_patterns_;
   std::map<const Plan*, unsigned> file_algorithm_;  // files whose hint picked another algorithm
   // Fragments are appended to a spill file beside the image; equal ones are stored once.

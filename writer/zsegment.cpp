@@ -6,6 +6,22 @@
 #include <xxhash.h>
 
 namespace erofs::writer {
+namespace {
+
+std::vector<ZDigest> block_prefix_digests(std::span<const uint8_t> data, uint32_t bs) {
+  std::vector<ZDigest> out;
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_128bits_reset(state);
+  for (size_t at = 0; at + bs <= data.size(); at += bs) {
+    XXH3_128bits_update(state, data.data() + at, bs);
+    XXH128_hash_t h = XXH3_128bits_digest(state);
+    out.push_back({h.low64, h.high64});
+  }
+  XXH3_freeState(state);
+  return out;
+}
+
+}  // namespace
 
 ZSegment compress_segment(compress::Encoder& enc, std::span<const uint8_t> data, uint64_t lstart,
                           const ZSegmentOptions& o) {
@@ -24,6 +40,8 @@ ZSegment compress_segment(compress::Encoder& enc, std::span<const uint8_t> data,
     if (o.digests) {
       XXH128_hash_t h = XXH3_128bits(window.data(), size_t(length));
       seg.digests.push_back({h.low64, h.high64});
+      seg.prefix_digests.push_back(saves ? block_prefix_digests(window.first(size_t(length)), bs)
+                                         : std::vector<ZDigest>{});
     }
 
     // A small last piece is kept apart: the caller may inline it or move it to the packed inode.

@@ -17,7 +17,7 @@ struct ZSegmentOptions {
   uint64_t max_extent = 4 << 20;   // decoded bytes per extent, kept below the index's lookback range
   bool last_segment = false;       // the segment ends the file: its last piece may become a tail
   bool tail_candidates = false;    // ztailpacking or fragments: keep a small last piece apart
-  bool digests = false;            // dedupe: hash each extent's decoded bytes
+  bool digests = false;            // dedupe: hash each extent's decoded bytes and block prefixes
 };
 
 // The last piece of a file when it is small enough to be stored inline or as a fragment.
@@ -36,6 +36,9 @@ struct ZDigest {
 struct ZSegment {
   std::vector<ZExtent> extents;  // pblk counted in blocks from the segment's first block
   std::vector<ZDigest> digests;  // with ZSegmentOptions::digests: one per extent
+  // With digests: per extent, the digest of its first k blocks at [k - 1] (whole blocks only), so
+  // the writer can find an earlier pcluster whose decoded bytes start like this extent.
+  std::vector<std::vector<ZDigest>> prefix_digests;
   std::vector<uint8_t> blocks;   // the pclusters, block-aligned, in extent order
   bool has_tail = false;         // the last extent is `tail`, not in `blocks`
   ZTailPiece tail;

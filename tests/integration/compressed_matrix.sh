@@ -65,6 +65,20 @@ for alg in lz4 lz4hc lzma deflate zstd; do
     done
 done
 
+# Dedupe shares a pcluster by partial reference: other/prefix-shared starts like other/prefix-base.
+# (The matrix above mounted these images and compared them; here the sharing itself is checked.)
+partial_refs() {
+    local img=$W/p.img n
+    "$EROFS" mkfs -q "$@" "$img" "$W/src" || return 1
+    n=$("$EROFS" stat -e "$img" /other/prefix-shared | grep -c ' partial$')
+    rm -f "$img"
+    [[ $n -ge 1 ]] || { echo "no partial reference in other/prefix-shared"; return 1; }
+}
+for alg in lz4 lz4hc lzma deflate zstd; do
+    check "$alg -C16384 dedupe: partial reference" partial_refs "-z$alg" -C16384 -Ededupe
+    check "$alg -C65536 dedupe,ztailpacking" build_and_compare m "$W/src" "-z$alg" -C65536 -Ededupe,ztailpacking
+done
+
 # The larger tree (files up to 4 MiB) through a few combinations, and several threads.
 check "larger tree: lz4hc,12 -C65536 ztailpacking,fragments,dedupe" build_and_compare big "$W/full" \
     -zlz4hc,12 -C65536 -Eztailpacking,fragments,dedupe --workers 3

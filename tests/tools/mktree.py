@@ -520,6 +520,11 @@ def build_compressible(B):
     B.sparse("other/sparse-4M", 4 * MiB, [(0, B.text(65536)), (4 * MiB - 65536, B.random_bytes(65536))])
     B.file("other/linked-a", big_text(B, 300000))
     B.hardlink("other/linked-a", "other/linked-b")
+    # Two files that start alike and then differ: dedupe shares a pcluster by partial reference.
+    base = big_text(B, 290000)
+    B.file("other/prefix-base", base)
+    B.file("other/prefix-shared", base[:150001] + b"".join(b"line %06d of the part that differs\n" % i
+                                                            for i in range(2800)))
     rep = B.text(8192)
     B.file("other/repeated-8k-blocks", rep * 128)
     B.file("other/ones", b"\xff" * (MiB + 3))

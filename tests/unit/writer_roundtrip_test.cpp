@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -55,6 +56,9 @@ fs::path make_tree(const fs::path& root) {
   write_file(root / "sub" / "mixed", mixed);
   write_file(root / "sub" / "dup_a", text(52000, 99));
   write_file(root / "sub" / "deeper" / "dup_b", text(52000, 99));
+  // Alike for 120001 bytes, then different: dedupe shares a pcluster by partial reference.
+  write_file(root / "sub" / "prefix_base", text(200000, 3));
+  write_file(root / "sub" / "prefix_shared", text(200000, 3).substr(0, 120001) + text(60000, 4));
   fs::create_hard_link(root / "text_100", root / "sub" / "hardlink");
   fs::create_symlink("../text_100", root / "sub" / "link");
   ::setxattr((root / "text_4097").c_str(), "user.note", "value", 5, 0);
@@ -102,7 +106,7 @@ TEST_P(RoundTrip, ImageEqualsSource) {
   }
   auto scan = writer::scan_directory(src.string(), o.source, nullptr);
   auto stats = writer::build_image(scan.tree, image, o);
-  EXPECT_EQ(stats.regular_files, 316u);
+  EXPECT_EQ(stats.regular_files, 318u);
   EXPECT_EQ(stats.hard_links, 1u);
   auto problems = writer::verify_image(scan.tree, image, {});
   for (auto& p : problems) ADD_FAILURE() << p;
@@ -152,7 +156,7 @@ TEST(Reproducible, SameBytesForAnyWorkerCount) {
     writer::CompressionOptions z;
     z.algorithms.push_back(compress::parse_spec("lz4hc"));
     z.pcluster_bytes = 65536;
-    z.ztailpacking = z.fragments = true;
+    z.ztailpacking = z.fragments = z.dedupe = true;
     z.workers = workers;
     z.segment_bytes = 64 << 10;  // many segments per file, so the order of their completion varies
     o.compression = z;
@@ -162,6 +166,72 @@ TEST(Reproducible, SameBytesForAnyWorkerCount) {
     std::string bytes((std::istreambuf_iterator<char>(in)), {});
     if (first.empty()) first = bytes;
     else EXPECT_TRUE(bytes == first) << "image differs with " << workers << " workers";
+  }
+  fs::remove_all(dir);
+}
+
+// Extents of /sub/prefix_shared that decode a prefix of a pcluster /sub/prefix_base also uses.
+TEST(Dedupe, PartialReferenceToAnotherFilesPcluster) {
+  fs::path dir = fs::current_path() / "dedupe.partial";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::path src = make_tree(dir / "src");
+  // (zstd packs all of this text into one block per extent, which leaves nothing to share.)
+  for (const char* alg : {"lz4hc", "lzma", "deflate"}) {
+    writer::BuildOptions o;
+    writer::CompressionOptions z;
+    z.algorithms.push_back(compress::parse_spec(alg));
+    z.pcluster_bytes = 16384;
+    z.dedupe = true;
+    o.compression = z;
+    std::string image = (dir / alg).string();
+    auto scan = writer::scan_directory(src.string(), o.source, nullptr);
+    writer::build_image(scan.tree, image, o);
+    for (auto& p : writer::verify_image(scan.tree, image, {})) ADD_FAILURE() << alg << ": " << p;
+
+    auto img = reader::Image::open(image);
+    std::set<uint64_t> base_pclusters;
+    for (auto& e : img->extents(img->resolve("/sub/prefix_base")))
+      if (e.kind == reader::Extent::Kind::Compressed) base_pclusters.insert(e.physical);
+    size_t partial = 0;
+    uint64_t end = 0;
+    for (auto& e : img->extents(img->resolve("/sub/prefix_shared"))) {
+      EXPECT_EQ(e.offset, end) << alg;
+      end = e.offset + e.length;
+      if (!e.partial) continue;
+      ++partial;
+      EXPECT_TRUE(base_pclusters.count(e.physical)) << alg << ": partial extent at " << e.offset;
+    }
+    EXPECT_EQ(end, 180001u) << alg;
+    EXPECT_GE(partial, 1u) << alg;
+  }
+  fs::remove_all(dir);
+}
+
+// Equal data compressed with different algorithms (by hints) never shares a pcluster.
+TEST(Dedupe, NotAcrossAlgorithms) {
+  fs::path dir = fs::current_path() / "dedupe.algorithms";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "src");
+  write_file(dir / "src" / "a", text(100000, 5));
+  write_file(dir / "src" / "b", text(100000, 5));
+  writer::BuildOptions o;
+  writer::CompressionOptions z;
+  z.algorithms = {compress::parse_spec("lz4hc"), compress::parse_spec("lzma")};
+  z.hints.push_back({16384, "^b$", 1});
+  z.pcluster_bytes = 16384;
+  z.dedupe = true;
+  o.compression = z;
+  std::string image = (dir / "image").string();
+  auto scan = writer::scan_directory((dir / "src").string(), o.source, nullptr);
+  writer::build_image(scan.tree, image, o);
+  for (auto& p : writer::verify_image(scan.tree, image, {})) ADD_FAILURE() << p;
+  auto img = reader::Image::open(image);
+  std::set<uint64_t> a_pclusters;
+  for (auto& e : img->extents(img->resolve("/a"))) a_pclusters.insert(e.physical);
+  for (auto& e : img->extents(img->resolve("/b"))) {
+    EXPECT_NE(e.algorithm, img->extents(img->resolve("/a")).front().algorithm);
+    EXPECT_FALSE(e.kind == reader::Extent::Kind::Compressed && a_pclusters.count(e.physical));
   }
   fs::remove_all(dir);
 }

@@ -1,0 +1,67 @@
+// The mapping of a file's bytes to where they are stored, for dump-style listings and tests.
+#include <cerrno>
+
+#include <fmt/format.h>
+
+#include "format/constants.h"
+#include "reader/checked.h"
+#include "reader/compressed_map.h"
+#include "reader/image_impl.h"
+
+namespace erofs::reader {
+
+std::vector<Extent> ImageImpl::extents(const Inode& file) const {
+  if (!file.is_reg()) throw IoError(fmt::format("nid {}: not a regular file", file.nid), EINVAL);
+  std::vector<Extent> out;
+  if (file.size == 0) return out;
+  switch (file.layout()) {
+    case format::Layout::FlatPlain:
+    case format::Layout::FlatInline: {
+      const bool inline_tail = file.layout() == format::Layout::FlatInline;
+      const uint64_t blocks = checked::div_round_up(file.size, blksz_);
+      const uint64_t device_bytes = std::min<uint64_t>(file.size, (blocks - (inline_tail ? 1 : 0)) << sb_.blkszbits);
+      if (device_bytes) {
+        const bool hole = !inline_tail && file.startblk == format::kNullAddr;
+        out.push_back({0, device_bytes, hole ? Extent::Kind::Hole : Extent::Kind::Plain,
+                       hole ? 0 : file.startblk << sb_.blkszbits, hole ? 0 : device_bytes});
+      }
+      if (device_bytes < file.size)
+        out.push_back({device_bytes, file.size - device_bytes, Extent::Kind::Inline, file.meta_end(),
+                       file.size - device_bytes});
+      return out;
+    }
+    case format::Layout::ChunkBased: {
+      const unsigned bits = chunk_bits(file);
+      for (uint64_t chunk = 0; chunk << bits < file.size; ++chunk) {
+        const uint64_t at = chunk << bits, n = std::min<uint64_t>(file.size - at, 1ull << bits);
+        if (auto start = chunk_start(file, chunk))
+          out.push_back({at, n, Extent::Kind::Plain, *start << sb_.blkszbits, n});
+        else
+          out.push_back({at, n, Extent::Kind::Hole});
+      }
+      return out;
+    }
+    case format::Layout::CompressedFull:
+    case format::Layout::CompressedCompact: {
+      const CompressedMap map(*this, file);
+      for (uint64_t pos = 0; pos < file.size;) {
+        const ZExtent z = map.map(pos);
+        Extent e{z.la, z.llen, Extent::Kind::Hole, z.pa, z.plen, z.algorithm, z.partial};
+        switch (z.source) {
+          case ZExtent::Source::Hole: break;
+          case ZExtent::Source::Device:
+            e.kind = z.algorithm < 0 ? Extent::Kind::Plain : Extent::Kind::Compressed;
+            break;
+          case ZExtent::Source::Inline: e.kind = Extent::Kind::Inline; break;
+          case ZExtent::Source::Fragment: e.kind = Extent::Kind::Fragment; break;
+        }
+        out.push_back(e);
+        pos = z.la + z.llen;
+      }
+      return out;
+    }
+  }
+  throw CorruptError(fmt::format("nid {}: unknown data layout", file.nid));
+}
+
+}  // namespace erofs::reader
