@@ -7,14 +7,18 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <new>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "format/constants.h"
 #include "fuse/readahead.h"
 #include "reader/image.h"
 
@@ -123,15 +127,64 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   });
 }
 
+// Bytes stored as they are in the image go to the kernel straight from the image file (spliced
+// when the kernel allows it); holes and inline tails are read into memory.
+void reply_stored(fuse_req_t req, const Fs& fs, const reader::Inode& i, uint64_t off, uint64_t end) {
+  const uint32_t bs = fs.image->block_size();
+  std::vector<fuse_buf> bufs;
+  std::vector<std::vector<uint8_t>> memory;
+  for (uint64_t pos = off; pos < end;) {
+    if (auto run = fs.image->stored_run(i, pos)) {
+      const uint64_t n = std::min(run->length, end - pos);
+      fuse_buf b{};
+      b.size = size_t(n);
+      b.flags = fuse_buf_flags(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK | FUSE_BUF_FD_RETRY);
+      b.fd = fs.image->file_descriptor();
+      b.pos = off_t(run->position);
+      bufs.push_back(b);
+      pos += n;
+      continue;
+    }
+    uint64_t stop = std::min(end, (pos / bs + 1) * bs);
+    while (stop < end && !fs.image->stored_run(i, stop)) stop = std::min(end, stop + bs);
+    auto& m = memory.emplace_back(size_t(stop - pos));
+    fs.image->read(i, pos, m);
+    fuse_buf b{};
+    b.size = m.size();
+    b.mem = m.data();
+    bufs.push_back(b);
+    pos = stop;
+  }
+  std::vector<char> storage(sizeof(fuse_bufvec) + bufs.size() * sizeof(fuse_buf));
+  auto* vec = new (storage.data()) fuse_bufvec{};
+  vec->count = bufs.size();
+  std::copy(bufs.begin(), bufs.end(), vec->buf);
+  fuse_reply_data(req, vec, FUSE_BUF_SPLICE_MOVE);
+}
+
 void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
   guarded(req, "read", [&] {
     Fs& fs = fs_of(req);
     reader::Inode i = inode_of(req, ino);
-    std::vector<uint8_t> buf(std::min<uint64_t>(size, off < 0 || uint64_t(off) >= i.size ? 0 : i.size - uint64_t(off)));
-    size_t n = buf.empty() ? 0 : fs.image->read(i, uint64_t(off), buf);
-    fuse_reply_buf(req, reinterpret_cast<const char*>(buf.data()), n);
-    if (fs.readahead) fs.readahead->after_read(i, uint64_t(off), n);
+    const uint64_t n = std::min<uint64_t>(size, off < 0 || uint64_t(off) >= i.size ? 0 : i.size - uint64_t(off));
+    switch (i.layout()) {
+      case format::Layout::FlatPlain:
+      case format::Layout::FlatInline:
+      case format::Layout::ChunkBased:
+        if (n) return reply_stored(req, fs, i, uint64_t(off), uint64_t(off) + n);
+        break;
+      default:
+        break;
+    }
+    std::vector<uint8_t> buf(static_cast<size_t>(n));
+    size_t got = buf.empty() ? 0 : fs.image->read(i, uint64_t(off), buf);
+    fuse_reply_buf(req, reinterpret_cast<const char*>(buf.data()), got);
+    if (fs.readahead) fs.readahead->after_read(i, uint64_t(off), got);
   });
+}
+
+void op_init(void*, fuse_conn_info* conn) {
+  if (conn->capable & FUSE_CAP_SPLICE_WRITE) conn->want |= FUSE_CAP_SPLICE_WRITE;
 }
 
 // Directory handles hold the listing, so readdir offsets stay valid across calls.
@@ -244,6 +297,7 @@ void op_access(fuse_req_t req, fuse_ino_t ino, int mask) {
 
 const fuse_lowlevel_ops kOps = [] {
   fuse_lowlevel_ops ops{};
+  ops.init = op_init;
   ops.lookup = op_lookup;
   ops.getattr = op_getattr;
   ops.readlink = op_readlink;

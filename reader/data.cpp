@@ -29,8 +29,7 @@ size_t ImageImpl::read(const Inode& file, uint64_t offset, std::span<uint8_t> bu
   throw CorruptError(fmt::format("nid {}: unknown data layout", file.nid));
 }
 
-void ImageImpl::read_device(uint64_t addr, std::span<uint8_t> buf) const {
-  const uint64_t end = checked::add(addr, buf.size());
+void ImageImpl::check_primary_device(uint64_t addr, uint64_t end) const {
   for (size_t i = 0; i < devices_.size(); ++i) {
     const auto& dev = devices_[i];
     if (dev.uniaddr == 0) continue;
@@ -40,7 +39,43 @@ void ImageImpl::read_device(uint64_t addr, std::span<uint8_t> buf) const {
       throw UnsupportedError(fmt::format("data at byte {} lies on extra device {}; extra devices are not supported",
                                          addr, i + 1));
   }
+}
+
+void ImageImpl::read_device(uint64_t addr, std::span<uint8_t> buf) const {
+  check_primary_device(addr, checked::add(addr, buf.size()));
   file_.read(addr, buf);
+}
+
+std::optional<Image::StoredRun> ImageImpl::stored_run(const Inode& ino, uint64_t offset) const {
+  if (offset >= ino.size) return std::nullopt;
+  StoredRun run;
+  switch (ino.layout()) {
+    case format::Layout::FlatPlain:
+    case format::Layout::FlatInline: {
+      const bool inline_tail = ino.layout() == format::Layout::FlatInline;
+      const uint64_t blocks = checked::div_round_up(ino.size, blksz_);
+      const uint64_t device_bytes = std::min<uint64_t>(ino.size, (blocks - (inline_tail ? 1 : 0)) << sb_.blkszbits);
+      if (offset >= device_bytes || ino.startblk == format::kNullAddr) return std::nullopt;
+      run = {checked::add(checked::shl(ino.startblk, sb_.blkszbits), offset), device_bytes - offset};
+      break;
+    }
+    case format::Layout::ChunkBased: {
+      const unsigned bits = chunk_bits(ino);
+      const uint64_t chunk = offset >> bits, in_chunk = offset - (chunk << bits);
+      auto start = chunk_start(ino, chunk);
+      if (!start) return std::nullopt;
+      run = {checked::add(checked::shl(*start, sb_.blkszbits), in_chunk),
+             std::min<uint64_t>((1ull << bits) - in_chunk, ino.size - offset)};
+      break;
+    }
+    default:
+      return std::nullopt;
+  }
+  const uint64_t end = checked::add(run.position, run.length);
+  check_primary_device(run.position, end);
+  if (end > file_.size())
+    throw CorruptError(fmt::format("nid {}: data at byte {} lies past the end of the image", ino.nid, run.position));
+  return run;
 }
 
 // `offset` and `buf` are already clamped to the file size by read().

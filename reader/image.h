@@ -116,6 +116,16 @@ class Image {
 
   // Reads up to buf.size() bytes at `offset`, clamped to the file size; returns the byte count.
   virtual size_t read(const Inode& file, uint64_t offset, std::span<uint8_t> buf) const = 0;
+  // Where the file's bytes from `offset` on lie in the image file as they are (flat and chunk-based
+  // layouts): the position there and how many bytes follow contiguously (to the end of the run,
+  // clamped to the file size). nullopt for holes, inline tails and compressed data. Lets a reader
+  // hand such data on without copying it (splice from file_descriptor()).
+  struct StoredRun {
+    uint64_t position = 0, length = 0;
+  };
+  virtual std::optional<StoredRun> stored_run(const Inode& file, uint64_t offset) const = 0;
+  // The image file, open read-only for the Image's lifetime.
+  virtual int file_descriptor() const = 0;
   // The whole mapping of a regular file, in file order, adjacent runs of one kind not merged.
   virtual std::vector<Extent> extents(const Inode& file) const = 0;
   virtual std::string readlink(const Inode& link) const = 0;

@@ -17,6 +17,7 @@ class ImageFile {
 
   uint64_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  int fd() const { return fd_; }
 
   // The one raw accessor: reads exactly buf.size() bytes at `offset`. A range outside the file is
   // a CorruptError (the image pointed there); a failing or short pread is an IoError.

@@ -37,6 +37,8 @@ class ImageImpl final : public Image {
   Inode resolve(std::string_view path, bool follow_last) const override;
   size_t read(const Inode& file, uint64_t offset, std::span<uint8_t> buf) const override;
   std::vector<Extent> extents(const Inode& file) const override;
+  std::optional<StoredRun> stored_run(const Inode& file, uint64_t offset) const override;
+  int file_descriptor() const override { return file_.fd(); }
   std::string readlink(const Inode& link) const override;
   std::vector<Xattr> xattrs(const Inode& inode) const override;
   void read_raw(uint64_t offset, std::span<uint8_t> buf) const override { file_.read(offset, buf); }
@@ -49,6 +51,8 @@ class ImageImpl final : public Image {
   // File data on the device at a byte address. Addresses inside an extra device's range of the
   // unified address space are refused as unsupported.
   void read_device(uint64_t addr, std::span<uint8_t> buf) const;
+  // Refuses (UnsupportedError) a range that lies on an extra device of the unified address space.
+  void check_primary_device(uint64_t addr, uint64_t end) const;
 
   unsigned block_bits() const { return sb_.blkszbits; }
   uint16_t available_algorithms() const { return available_algs_; }
