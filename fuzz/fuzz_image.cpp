@@ -1,13 +1,16 @@
 // fuzz_image: the input is an EROFS image. It is opened without superblock checksum verification
 // (so mutations anywhere reach the structures behind the superblock) and walked completely from the
-// root: every inode, directory, name lookup, path resolution, symlink, xattr and every byte of every
-// file, within fixed bounds on inodes, entries and bytes read.
+// root: every inode, directory, name lookup, path resolution, symlink, xattr, the extent list and
+// stored runs of regular files, and every byte of every file, within fixed bounds on inodes,
+// entries and bytes read.
 //
 // The reader may reject an image only with CorruptError, UnsupportedError or IoError; any other
 // exception, a sanitizer report or a broken API promise (checked below) is a crash.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <deque>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -25,6 +28,7 @@ namespace reader = erofs::reader;
 constexpr size_t kMaxInodes = 4096;
 constexpr size_t kMaxEntriesPerDir = 8192;
 constexpr size_t kMaxResolves = 256;
+constexpr size_t kMaxRunsPerFile = 64;
 constexpr uint64_t kMaxFileBytes = 1u << 20;
 constexpr uint64_t kMaxTotalBytes = 8u << 20;
 // An odd read size, so reads start and end inside blocks, extents and chunks.
@@ -89,6 +93,8 @@ class Walker {
       });
     }
     if (ino.is_dir()) walk_dir(ino, item);
+    if (ino.is_reg() && ino.size <= kMaxFileBytes) check_extents(ino);
+    if (ino.is_reg()) check_stored_runs(ino);
     read_data(ino);
   }
 
@@ -112,6 +118,46 @@ class Walker {
       if (e.name == "." || e.name == "..") continue;
       const std::string child = item.path == "/" ? "/" + e.name : item.path + "/" + e.name;
       queue_.push_back({e.nid, child, item.consistent && whole});
+    }
+  }
+
+  // extents() covers the file from 0 to its size, each run holding the byte after the previous one
+  // (runs may overlap in a hostile compressed map, but never leave a gap).
+  void check_extents(const reader::Inode& ino) {
+    guarded([&] {
+      const std::vector<reader::Extent> extents = img_.extents(ino);
+      uint64_t end = 0;
+      for (const reader::Extent& e : extents) {
+        if (e.length == 0 || e.offset > end || e.offset + e.length <= end || e.offset + e.length > ino.size)
+          violation("nid {}: extent [{}, +{}) after byte {} of {}", ino.nid, e.offset, e.length, end, ino.size);
+        end = e.offset + e.length;
+      }
+      if (end != ino.size) violation("nid {}: extents end at {} of {} bytes", ino.nid, end, ino.size);
+    });
+  }
+
+  // stored_run() names bytes of the image file; they must be the bytes read() returns there.
+  void check_stored_runs(const reader::Inode& ino) {
+    std::vector<uint8_t> raw(kReadChunk), data(kReadChunk);
+    const uint64_t limit = std::min<uint64_t>(ino.size, kMaxFileBytes);
+    for (uint64_t off = 0, steps = 0; off < limit && steps < kMaxRunsPerFile; ++steps) {
+      std::optional<reader::Image::StoredRun> run;
+      if (!guarded([&] { run = img_.stored_run(ino, off); })) return;
+      if (!run) {
+        off += img_.block_size() - off % img_.block_size();
+        continue;
+      }
+      if (run->length == 0 || run->length > ino.size - off || run->position + run->length > img_.image_size())
+        violation("nid {}: stored run at {} of {} bytes: {} bytes at image byte {} (image of {})", ino.nid, off,
+                  ino.size, run->length, run->position, img_.image_size());
+      const size_t n = size_t(std::min<uint64_t>(run->length, kReadChunk));
+      size_t got = 0;
+      if (guarded([&] { img_.read_raw(run->position, std::span(raw).first(n)); }) &&
+          guarded([&] { got = img_.read(ino, off, std::span(data).first(n)); }) &&
+          (got != n || std::memcmp(raw.data(), data.data(), n) != 0))
+        violation("nid {}: the {} bytes at {} differ from the stored run at image byte {}", ino.nid, n, off,
+                  run->position);
+      off += run->length;
     }
   }
 
