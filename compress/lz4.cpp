@@ -40,9 +40,39 @@ class Lz4Encoder final : public Encoder {
   std::vector<char> state_;  // LZ4HC's 256 KiB state, kept so each fill does not allocate it
 };
 
+// liblz4 accepts a match offset of 0, which the format forbids: the match then copies bytes not
+// yet written, so the output would keep whatever the buffer held. Walk the sequences that make the
+// first `out_size` bytes and refuse such a match. (Past them, zero padding may follow the stream.)
+bool zero_offset_match(std::span<const uint8_t> in, size_t out_size) {
+  size_t ip = 0, op = 0;
+  auto length = [&](size_t nibble) {
+    size_t n = nibble;
+    if (nibble == 15)
+      while (ip < in.size()) {
+        const uint8_t b = in[ip++];
+        n += b;
+        if (b != 255) break;
+      }
+    return n;
+  };
+  while (ip < in.size() && op < out_size) {
+    const uint8_t token = in[ip++];
+    const size_t literals = length(token >> 4);
+    if (literals >= in.size() - ip) return false;  // the last literals, or a truncated stream
+    ip += literals;
+    op += literals;
+    if (op >= out_size || in.size() - ip < 2) return false;
+    if (in[ip] == 0 && in[ip + 1] == 0) return true;
+    ip += 2;
+    op += length(token & 15) + 4;
+  }
+  return false;
+}
+
 class Lz4Decoder final : public AlgDecoder {
  public:
   void decode(std::span<const uint8_t> in, std::span<uint8_t> out, bool partial) override {
+    if (zero_offset_match(in, out.size())) throw_decode("lz4: corrupt stream (match offset 0)");
     const auto* src = reinterpret_cast<const char*>(in.data());
     auto* dst = reinterpret_cast<char*>(out.data());
     const int n = int(in.size()), m = int(out.size());

@@ -321,6 +321,19 @@ TEST(Decode, HugeDeclaredSizesAreRejected) {
   Bytes lz4 = {0xF0, 0xFF, 0xFF, 0xFF, 0x10, 'a', 'b'};
   EXPECT_THROW(d.decode(Algorithm::Lz4, lz4, out, false), DecodeError);
   EXPECT_THROW(d.decode(Algorithm::Lz4, lz4, out, true), DecodeError);
+  // LZ4: a match at offset 0 copies bytes never written; liblz4 lets it through.
+  const std::string tail = "bcdefghijklmn";
+  Bytes zero_offset = {0x10, 'a', 0x00, 0x00, 0xD0};
+  zero_offset.insert(zero_offset.end(), tail.begin(), tail.end());
+  Bytes small(8, 0xAA);
+  EXPECT_THROW(d.decode(Algorithm::Lz4, zero_offset, small, true), DecodeError);
+  EXPECT_THROW(d.decode(Algorithm::Lz4, zero_offset, small, false), DecodeError);
+  // The same stream with offset 1 is fine: "a" repeated, then the literals.
+  Bytes offset_one = zero_offset;
+  offset_one[2] = 0x01;
+  Bytes got(18);
+  d.decode(Algorithm::Lz4, offset_one, got, false);
+  EXPECT_EQ(std::string(got.begin(), got.end()), "aaaaa" + tail);
 }
 
 TEST(Decode, BadImageConfigurationIsADecodeError) {
