@@ -11,14 +11,19 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <climits>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "format/constants.h"
+#include "fuse/page_store.h"
 #include "fuse/readahead.h"
 #include "reader/image.h"
 
@@ -32,7 +37,13 @@ struct Fs {
   std::unique_ptr<reader::Image> image;
   uint64_t root_nid = 0;
   std::unique_ptr<Readahead> readahead;
+  std::unique_ptr<PageStore> page_store;
+  std::string mountpoint;
+  uint64_t kernel_readahead_bytes = 0;
+  std::once_flag tuned;  // the kernel's readahead window, set on the first request after INIT
 };
+
+void set_kernel_readahead(const std::string& mountpoint, uint64_t bytes);
 
 Fs& fs_of(fuse_req_t req) { return *static_cast<Fs*>(fuse_req_userdata(req)); }
 
@@ -74,6 +85,7 @@ void guarded(fuse_req_t req, const char* op, F&& body) {
 
 reader::Inode inode_of(fuse_req_t req, fuse_ino_t ino) {
   Fs& fs = fs_of(req);
+  std::call_once(fs.tuned, [&] { set_kernel_readahead(fs.mountpoint, fs.kernel_readahead_bytes); });
   return fs.image->inode(to_nid(fs, ino));
 }
 
@@ -180,11 +192,29 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     size_t got = buf.empty() ? 0 : fs.image->read(i, uint64_t(off), buf);
     fuse_reply_buf(req, reinterpret_cast<const char*>(buf.data()), got);
     if (fs.readahead) fs.readahead->after_read(i, uint64_t(off), got);
+    if (fs.page_store && got) fs.page_store->after_read(ino, i, uint64_t(off), got);
   });
 }
 
 void op_init(void*, fuse_conn_info* conn) {
   if (conn->capable & FUSE_CAP_SPLICE_WRITE) conn->want |= FUSE_CAP_SPLICE_WRITE;
+  // libfuse sizes the kernel's largest request (max_pages) from max_write: 1 MiB reads.
+  conn->max_write = 1 << 20;
+}
+
+// The kernel gives a FUSE mount a 128 KiB readahead window and lets the daemon only lower it (at
+// INIT); raising it afterwards (sysfs, root only) turns a sequential reader's requests into large
+// ones. The device number comes from mountinfo: stat() on the mount point would wait for us.
+void set_kernel_readahead(const std::string& mountpoint, uint64_t bytes) {
+  if (!bytes) return;
+  std::ifstream info("/proc/self/mountinfo");
+  for (std::string line; std::getline(info, line);) {
+    std::istringstream fields(line);
+    std::string id, parent, dev, root, point;
+    fields >> id >> parent >> dev >> root >> point;
+    if (point != mountpoint || line.find(" - fuse.erofs ") == std::string::npos) continue;
+    std::ofstream(fmt::format("/sys/class/bdi/{}/read_ahead_kb", dev)) << bytes / 1024 << "\n";
+  }
 }
 
 // Directory handles hold the listing, so readdir offsets stay valid across calls.
@@ -351,7 +381,10 @@ int mount_and_serve(const MountOptions& o) {
     fmt::print(stderr, "erofs mount: {}: {}\n", o.image, e.what());
     return 1;
   }
-  if (o.readahead_bytes) fs.readahead = std::make_unique<Readahead>(*fs.image, o.readahead_threads, o.readahead_bytes);
+  // Resolved now: daemonizing changes to "/".
+  char real[PATH_MAX];
+  fs.mountpoint = ::realpath(o.mountpoint.c_str(), real) ? real : o.mountpoint;
+  fs.kernel_readahead_bytes = o.kernel_readahead_bytes;
 
   std::vector<std::string> args = {"erofs", "-o", "ro,default_permissions,fsname=" + o.image + ",subtype=erofs"};
   for (auto& opt : o.fuse_options) {
@@ -369,17 +402,22 @@ int mount_and_serve(const MountOptions& o) {
   if (fuse_set_signal_handlers(se) == 0) {
     if (fuse_session_mount(se, o.mountpoint.c_str()) == 0) {
       if (o.foreground || fuse_daemonize(0) == 0) {
+        // Threads start only now: daemonizing forks, and a child keeps none of its parent's threads.
+        if (o.readahead_bytes)
+          fs.readahead = std::make_unique<Readahead>(*fs.image, o.readahead_threads, o.readahead_bytes);
+        fs.page_store = std::make_unique<PageStore>(*fs.image, se);
         fuse_loop_config cfg{};
         cfg.clone_fd = 0;
         cfg.max_idle_threads = 16;
         rc = fuse_session_loop_mt(se, &cfg) == 0 ? 0 : 1;
+        fs.page_store.reset();
+        fs.readahead.reset();
       }
       fuse_session_unmount(se);
     }
     fuse_remove_signal_handlers(se);
   }
   fuse_session_destroy(se);
-  fs.readahead.reset();
   return rc;
 }
 

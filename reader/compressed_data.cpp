@@ -19,7 +19,13 @@ size_t ImageImpl::read_compressed(const Inode& ino, uint64_t offset, std::span<u
     const uint64_t pos = offset + done;
     const ZExtent ext = map.map(pos);  // holds pos, and lies inside the file
     const size_t n = size_t(std::min<uint64_t>(buf.size() - done, ext.la + ext.llen - pos));
-    read_extent(ino, ext, pos - ext.la, buf.subspan(done, n));
+    // A whole extent not in the cache is decoded straight into the caller's buffer: a sequential
+    // reader then costs one decode and no copy.
+    if (pos == ext.la && n == ext.llen && ext.algorithm >= 0 && ext.source != ZExtent::Source::Fragment &&
+        !cache_->find(extent_key(ino, ext)))
+      decode_into(ino, ext, buf.subspan(done, n));
+    else
+      read_extent(ino, ext, pos - ext.la, buf.subspan(done, n));
     done += n;
   }
   return done;
@@ -70,14 +76,21 @@ void ImageImpl::read_fragment(const Inode& ino, uint64_t offset, std::span<uint8
     throw CorruptError(fmt::format("nid {}: fragment at {} runs past the packed inode", ino.nid, offset));
 }
 
-PclusterCache::Bytes ImageImpl::decoded_extent(const Inode& ino, const ZExtent& ext) const {
+PclusterKey ImageImpl::extent_key(const Inode& ino, const ZExtent& ext) const {
   // Inline pclusters are addressed within their metadata stream, so the stream is part of the key.
   const uint8_t source = ext.source == ZExtent::Source::Device ? 0 : ino.in_metabox() ? 2 : 1;
-  const PclusterKey key{source, ext.pa, ext.plen, ext.llen, int8_t(ext.algorithm), ext.partial};
-  return cache_->get_or_load(key, [&] { return decode_extent(ino, ext); });
+  return {source, ext.pa, ext.plen, ext.llen, int8_t(ext.algorithm), ext.partial};
 }
 
-PclusterCache::Bytes ImageImpl::decode_extent(const Inode& ino, const ZExtent& ext) const {
+PclusterCache::Bytes ImageImpl::decoded_extent(const Inode& ino, const ZExtent& ext) const {
+  return cache_->get_or_load(extent_key(ino, ext), [&] {
+    auto out = std::make_shared<std::vector<uint8_t>>(ext.llen);  // bounded by the 12 MiB extent limit
+    decode_into(ino, ext, *out);
+    return PclusterCache::Bytes(std::move(out));
+  });
+}
+
+void ImageImpl::decode_into(const Inode& ino, const ZExtent& ext, std::span<uint8_t> out) const {
   std::vector<uint8_t> raw(ext.plen);  // CompressedMap bounded plen by the 1 MiB pcluster limit
   if (ext.source == ZExtent::Source::Device)
     read_device(ext.pa, raw);
@@ -94,17 +107,14 @@ PclusterCache::Bytes ImageImpl::decode_extent(const Inode& ino, const ZExtent& e
       throw CorruptError(fmt::format("nid {}: pcluster at byte {} holds only zero padding", ino.nid, ext.pa));
     in = in.subspan(size_t(first - in.begin()));
   }
-
-  auto out = std::make_shared<std::vector<uint8_t>>(ext.llen);  // bounded by the 12 MiB extent limit
   try {
     auto decoder = decoders_->acquire();
     // Without 0PADDING the stream's end is unknown, so it may hold more than the extent.
-    decoder->decode(compress::Algorithm(ext.algorithm), in, *out, ext.partial || !zero_padding);
+    decoder->decode(compress::Algorithm(ext.algorithm), in, out, ext.partial || !zero_padding);
   } catch (const compress::DecodeError& e) {
     throw CorruptError(fmt::format("nid {}: extent at {} ({} bytes from byte {}): {}", ino.nid, ext.la, ext.plen,
                                    ext.pa, e.what()));
   }
-  return out;
 }
 
 }  // namespace erofs::reader

@@ -10,6 +10,21 @@
 
 namespace erofs::reader {
 
+namespace {
+
+Extent public_extent(const ZExtent& z) {
+  Extent e{z.la, z.llen, Extent::Kind::Hole, z.pa, z.plen, z.algorithm, z.partial};
+  switch (z.source) {
+    case ZExtent::Source::Hole: break;
+    case ZExtent::Source::Device: e.kind = z.algorithm < 0 ? Extent::Kind::Plain : Extent::Kind::Compressed; break;
+    case ZExtent::Source::Inline: e.kind = Extent::Kind::Inline; break;
+    case ZExtent::Source::Fragment: e.kind = Extent::Kind::Fragment; break;
+  }
+  return e;
+}
+
+}  // namespace
+
 std::vector<Extent> ImageImpl::extents(const Inode& file) const {
   if (!file.is_reg()) throw IoError(fmt::format("nid {}: not a regular file", file.nid), EINVAL);
   std::vector<Extent> out;
@@ -45,23 +60,23 @@ std::vector<Extent> ImageImpl::extents(const Inode& file) const {
     case format::Layout::CompressedCompact: {
       const CompressedMap map(*this, file);
       for (uint64_t pos = 0; pos < file.size;) {
-        const ZExtent z = map.map(pos);
-        Extent e{z.la, z.llen, Extent::Kind::Hole, z.pa, z.plen, z.algorithm, z.partial};
-        switch (z.source) {
-          case ZExtent::Source::Hole: break;
-          case ZExtent::Source::Device:
-            e.kind = z.algorithm < 0 ? Extent::Kind::Plain : Extent::Kind::Compressed;
-            break;
-          case ZExtent::Source::Inline: e.kind = Extent::Kind::Inline; break;
-          case ZExtent::Source::Fragment: e.kind = Extent::Kind::Fragment; break;
-        }
-        out.push_back(e);
-        pos = z.la + z.llen;
+        out.push_back(public_extent(map.map(pos)));
+        pos = out.back().offset + out.back().length;
       }
       return out;
     }
   }
   throw CorruptError(fmt::format("nid {}: unknown data layout", file.nid));
+}
+
+Extent ImageImpl::extent_at(const Inode& file, uint64_t offset) const {
+  if (!file.is_reg() || offset >= file.size)
+    throw IoError(fmt::format("nid {}: no byte {} in a regular file", file.nid, offset), EINVAL);
+  if (file.layout() == format::Layout::CompressedFull || file.layout() == format::Layout::CompressedCompact)
+    return public_extent(CompressedMap(*this, file).map(offset));
+  for (const Extent& e : extents(file))  // flat: two at most; chunked: one per chunk
+    if (offset < e.offset + e.length) return e;
+  throw CorruptError(fmt::format("nid {}: byte {} is mapped nowhere", file.nid, offset));
 }
 
 }  // namespace erofs::reader

@@ -126,6 +126,8 @@ class Image {
   virtual std::optional<StoredRun> stored_run(const Inode& file, uint64_t offset) const = 0;
   // The image file, open read-only for the Image's lifetime.
   virtual int file_descriptor() const = 0;
+  // The extent holding byte `offset` (< the file size) of a regular file.
+  virtual Extent extent_at(const Inode& file, uint64_t offset) const = 0;
   // The whole mapping of a regular file, in file order, adjacent runs of one kind not merged.
   virtual std::vector<Extent> extents(const Inode& file) const = 0;
   virtual std::string readlink(const Inode& link) const = 0;

@@ -37,6 +37,7 @@ class ImageImpl final : public Image {
   Inode resolve(std::string_view path, bool follow_last) const override;
   size_t read(const Inode& file, uint64_t offset, std::span<uint8_t> buf) const override;
   std::vector<Extent> extents(const Inode& file) const override;
+  Extent extent_at(const Inode& file, uint64_t offset) const override;
   std::optional<StoredRun> stored_run(const Inode& file, uint64_t offset) const override;
   int file_descriptor() const override { return file_.fd(); }
   std::string readlink(const Inode& link) const override;
@@ -74,7 +75,9 @@ class ImageImpl final : public Image {
   void read_stored(const Inode& ino, const ZExtent& ext, uint64_t skip, std::span<uint8_t> out) const;
   void read_fragment(const Inode& ino, uint64_t offset, std::span<uint8_t> out) const;
   PclusterCache::Bytes decoded_extent(const Inode& ino, const ZExtent& ext) const;
-  PclusterCache::Bytes decode_extent(const Inode& ino, const ZExtent& ext) const;  // no cache
+  PclusterKey extent_key(const Inode& ino, const ZExtent& ext) const;
+  // Decodes the extent into `out` (exactly ext.llen bytes), bypassing the cache.
+  void decode_into(const Inode& ino, const ZExtent& ext, std::span<uint8_t> out) const;
 
   // One directory block of `dir`, read into `storage` (blksz bytes at most).
   std::span<const uint8_t> dir_block(const Inode& dir, uint64_t index, std::vector<uint8_t>& storage) const;

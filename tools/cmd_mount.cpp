@@ -46,6 +46,9 @@ int run_mount(int argc, char** argv) {
       "  cache_size=BYTES        decoded pclusters kept in memory (default 256M; suffixes K, M, G)\n"
       "  readahead=BYTES         decoded ahead of sequential readers (default 1M; 0 disables)\n"
       "  readahead_threads=N     threads decoding ahead (default: one per core)\n"
+      "  kernel_readahead=BYTES  the kernel's readahead window for this mount, so sequential reads\n"
+      "                          come in large requests (default 1M; needs root to raise it, else\n"
+      "                          the kernel's 128K stays)\n"
       "Other -o options go to FUSE (allow_other, allow_root, ...).",
       "erofs mount"};
   fuse::MountOptions o;
@@ -63,6 +66,7 @@ int run_mount(int argc, char** argv) {
       std::string key = opt.substr(0, eq), value = eq == std::string::npos ? "" : opt.substr(eq + 1);
       if (key == "cache_size") o.cache_bytes = parse_size(key, value, 1ull << 40);
       else if (key == "readahead") o.readahead_bytes = parse_size(key, value, 1ull << 30);
+      else if (key == "kernel_readahead") o.kernel_readahead_bytes = parse_size(key, value, 1ull << 30);
       else if (key == "readahead_threads") o.readahead_threads = unsigned(parse_size(key, value, 256, false));
       else if (key == "ro") continue;
       else if (key == "rw") throw std::runtime_error("-o rw: EROFS images are read-only");

@@ -1,0 +1,51 @@
+// After a read of part of a compressed extent, puts the rest of the decoded extent into the
+// kernel's page cache (fuse_lowlevel_notify_store), as the kernel's own erofs does: the pcluster is
+// decoded once, and further reads inside that extent never reach the daemon. Random reads of big
+// pclusters gain the most. Runs on its own thread, because storing waits for page locks that reads
+// still in flight may hold.
+#pragma once
+
+#define FUSE_USE_VERSION 35
+#include <fuse3/fuse_lowlevel.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <unordered_set>
+
+#include "reader/image.h"
+
+namespace erofs::fuse {
+
+class PageStore {
+ public:
+  PageStore(const reader::Image& image, fuse_session* session);
+  ~PageStore();
+  PageStore(const PageStore&) = delete;
+  PageStore& operator=(const PageStore&) = delete;
+
+  // A read of [offset, offset + length) of `inode` (FUSE inode `ino`) was answered.
+  void after_read(fuse_ino_t ino, const reader::Inode& inode, uint64_t offset, size_t length);
+
+ private:
+  struct Job {
+    fuse_ino_t ino;
+    reader::Inode inode;
+    uint64_t offset, length;
+  };
+  void work();
+  void store(const Job& job);
+
+  const reader::Image& image_;
+  fuse_session* session_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<Job> jobs_;
+  std::unordered_set<uint64_t> stored_;  // extents stored lately, by (nid, extent start) hash
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace erofs::fuse
