@@ -18,6 +18,7 @@
 #include "writer/errors.h"
 #include "writer/image_file.h"
 #include "writer/source_dir.h"
+#include "writer/source_tar.h"
 #include "writer/verify.h"
 
 namespace erofs::tools {
@@ -99,11 +100,23 @@ int run_mkfs(int argc, char** argv) {
   std::string algorithms, hints_file;
   std::optional<int64_t> timestamp;
   bool mkfs_time = false, all_root = false, verify = false, quiet = false, json = false, verbose = false;
-  bool ignore_unreadable = false, no_progress = false;
+  bool ignore_unreadable = false, no_progress = false, tar = false, aufs = false, ovlfs_strip = false;
   std::optional<uint32_t> force_uid, force_gid;
   std::vector<std::string> exclude_paths, exclude_regexes;
   app.add_option("IMAGE", image, "Image file to create (replaced if it exists)")->required();
-  app.add_option("SOURCE", source, "Directory to build the image from")->required();
+  // SOURCE may be left out only with --tar (standard input); otherwise it stays required, which also
+  // keeps repeatable options such as --exclude-path from taking the positional arguments.
+  bool tar_given = false;
+  for (int i = 1; i < argc; ++i) tar_given |= std::strcmp(argv[i], "--tar") == 0;
+  auto* source_opt =
+      app.add_option("SOURCE", source, "Directory to build the image from (with --tar: the archive, '-' or none for standard input)");
+  if (!tar_given) source_opt->required();
+  app.add_flag("--tar", tar,
+               "SOURCE is a tar archive (plain, gzip, xz, zstd, ...; ustar, GNU or PAX), read once from front to back; "
+               "file contents wait in a temporary file beside IMAGE");
+  app.add_flag("--aufs", aufs,
+               "With --tar: .wh.NAME entries become overlayfs whiteouts, .wh..wh..opq makes its directory opaque");
+  app.add_flag("--ovlfs-strip", ovlfs_strip, "With --tar: leave out the archive's trusted.overlay.* xattrs");
   app.add_option("-b", block_size, "Block size in bytes: 512, 1024, 2048 or 4096 (default 4096)")
       ->check(CLI::IsMember({512, 1024, 2048, 4096}));
   app.add_option("--chunksize", chunk_size,
@@ -137,6 +150,15 @@ int run_mkfs(int argc, char** argv) {
   app.add_flag("--no-progress", no_progress, "No progress display (it goes to stderr: redrawn on a terminal, a line every 5 s otherwise)");
   app.add_flag("--json", json, "Print the summary as JSON");
   if (auto rc = parse_command_line(app, argc, argv)) return *rc;
+  if (!tar && source.empty()) {
+    fmt::print(stderr, "erofs mkfs: SOURCE is required (a directory, or a tar archive with --tar)\n");
+    return kExitError;
+  }
+  if (!tar && (aufs || ovlfs_strip)) {
+    fmt::print(stderr, "erofs mkfs: --aufs and --ovlfs-strip need --tar\n");
+    return kExitError;
+  }
+  if (tar && source.empty()) source = "-";
 
   BuildOptions o;
   o.block_size = block_size;
@@ -213,7 +235,8 @@ int run_mkfs(int argc, char** argv) {
     display.emplace(progress);
   }
   try {
-    auto scan = writer::scan_directory(source, o.source, o.warn);
+    auto scan = tar ? writer::scan_tar(source, image, o.source, {aufs, ovlfs_strip}, o.warn)
+                    : writer::scan_directory(source, o.source, o.warn);
     stats = writer::build_image(scan.tree, image, o);
     stats.skipped_inputs = scan.skipped;
     display.reset();

@@ -179,7 +179,8 @@ class Builder {
       if (ino->is_reg() && !opt_.compression) {
         uint64_t got = 0;
         unsigned chunk_bits = opt_.chunk_size ? unsigned(__builtin_ctz(opt_.chunk_size)) : 0;
-        p.data = write_file_data(out, *tails_, ino->source_path, ino->size, {bs_, p.inline_tail, chunk_bits}, got);
+        p.data = write_file_data(out, *tails_, ino->source_path, ino->size, {bs_, p.inline_tail, chunk_bits}, got,
+                                 ino->data_fd, ino->data_offset);
         p.inline_bytes = p.data.tail;
         stats_.bytes_in += got;
         if (opt_.progress) {

@@ -146,8 +146,8 @@ void run_compress_pipeline(const std::vector<PipelineFile>& files, const Pipelin
         try {
           if (fd < 0) throw BuildError(errno_message("cannot read " + file.path, err));
           t->input.resize(size_t(n));
-          read_source(fd, file.path, off, t->input.data(), size_t(n));
-          if (t->result.last) {
+          read_source(fd, file.path, (own_fd ? 0 : file.base) + off, t->input.data(), size_t(n));
+          if (t->result.last && own_fd) {
             uint8_t probe;
             if (::pread(fd, &probe, 1, off_t(file.size)) > 0)
               throw BuildError(file.path + ": file grew while the image was being built");

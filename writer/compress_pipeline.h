@@ -27,6 +27,7 @@ struct PipelineFile {
   int fd = -1;  // read from this descriptor (not closed) instead of opening `path`
   unsigned algorithm = 0;   // index into PipelineOptions::specs
   uint32_t pcluster_bytes = 0;  // 0: PipelineOptions::segment.pcluster_bytes
+  uint64_t base = 0;            // with fd: the file's content starts at this offset of fd
 };
 
 struct SegmentResult {

@@ -84,7 +84,8 @@ CompressedData::~CompressedData() {
 }
 
 CompressedData::Job CompressedData::job_for(Plan* p) {
-  Job j{p, p->src->source_path, p->src->size, -1};
+  Job j{p, p->src->source_path, p->src->size, p->src->data_fd};
+  j.base = p->src->data_offset;
   for (size_t i = 0; i < hint_patterns_.size(); ++i)
     if (std::regex_search(p->src->image_path, hint_patterns_[i])) {
       j.algorithm = copt_.hints[i].algorithm;
@@ -126,7 +127,7 @@ void CompressedData::compress_all(const std::vector<Job>& jobs, bool tails, bool
   po.workers = copt_.workers ? copt_.workers : std::max(1u, std::thread::hardware_concurrency());
   po.keep_input = true;
   std::vector<PipelineFile> files;
-  for (auto& j : jobs) files.push_back({j.path, j.size, j.fd, j.algorithm, j.pcluster});
+  for (auto& j : jobs) files.push_back({j.path, j.size, j.fd, j.algorithm, j.pcluster, j.base});
   run_compress_pipeline(files, po, [&](SegmentResult&& r) {
     Plan& p = *jobs[r.file].plan;
     uint64_t n = std::min(po.segment_bytes, jobs[r.file].size - r.offset);
@@ -328,7 +329,9 @@ void CompressedData::write_flat(Plan& p, const std::vector<uint8_t>& input) {
 }
 
 void CompressedData::whole_file_fragment(Plan& p, BuildStats& stats) {
-  int fd = open_source_file(p.src->source_path);
+  const bool own_fd = p.src->data_fd < 0;
+  const uint64_t base = own_fd ? 0 : p.src->data_offset;
+  int fd = own_fd ? open_source_file(p.src->source_path) : p.src->data_fd;
   if (fd < 0) throw BuildError(errno_message("cannot read " + p.src->source_path, errno));
   // Streamed into the spill file while hashing; a duplicate is cut off again.
   const uint64_t off = packed_size_, size = p.src->size;
@@ -337,7 +340,7 @@ void CompressedData::whole_file_fragment(Plan& p, BuildStats& stats) {
   std::vector<uint8_t> buf(1 << 20);
   int err = 0;
   for (uint64_t done = 0; done < size && !err;) {
-    ssize_t n = ::pread(fd, buf.data(), size_t(std::min<uint64_t>(buf.size(), size - done)), off_t(done));
+    ssize_t n = ::pread(fd, buf.data(), size_t(std::min<uint64_t>(buf.size(), size - done)), off_t(base + done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       err = n < 0 ? errno : EIO;
@@ -347,13 +350,13 @@ void CompressedData::whole_file_fragment(Plan& p, BuildStats& stats) {
     try {
       write_all(packed_fd_, buf.data(), size_t(n), off + done, "writing fragments beside the image");
     } catch (...) {
-      ::close(fd);
+      if (own_fd) ::close(fd);
       XXH3_freeState(state);
       throw;
     }
     done += uint64_t(n);
   }
-  ::close(fd);
+  if (own_fd) ::close(fd);
   XXH128_hash_t h = XXH3_128bits_digest(state);
   XXH3_freeState(state);
   if (err) throw BuildError(errno_message("cannot read " + p.src->source_path, err));

@@ -45,6 +45,7 @@ class CompressedData {
     int fd;  // -1: open `path`
     unsigned algorithm = 0;
     uint32_t pcluster = 0;
+    uint64_t base = 0;  // with fd: where the content starts in fd
   };
   Job job_for(Plan* p);
   void compress_all(const std::vector<Job>& jobs, bool tails, bool from_source, BuildStats& stats);

@@ -17,26 +17,31 @@ constexpr size_t kChunk = 1 << 20;
 struct SourceFile {
   int fd;
   const std::string& path;
-  ~SourceFile() { ::close(fd); }
+  uint64_t base = 0;
+  bool owned = true;
+  ~SourceFile() {
+    if (owned) ::close(fd);
+  }
 
-  void read_exact(uint64_t offset, uint8_t* buf, size_t len) const { read_source(fd, path, offset, buf, len); }
+  void read_exact(uint64_t offset, uint8_t* buf, size_t len) const { read_source(fd, path, base + offset, buf, len); }
 };
 
-// Data ranges [start, end) of the file, from SEEK_DATA/SEEK_HOLE; one range when the
-// filesystem does not report holes.
-std::vector<std::pair<uint64_t, uint64_t>> data_ranges(int fd, uint64_t size) {
+// Data ranges [start, end) of the `size` bytes at `base` of the file, relative to `base`, from
+// SEEK_DATA/SEEK_HOLE; one range when the filesystem does not report holes.
+std::vector<std::pair<uint64_t, uint64_t>> data_ranges(int fd, uint64_t base, uint64_t size) {
   std::vector<std::pair<uint64_t, uint64_t>> out;
   uint64_t pos = 0;
   while (pos < size) {
-    off_t d = ::lseek(fd, off_t(pos), SEEK_DATA);
+    off_t d = ::lseek(fd, off_t(base + pos), SEEK_DATA);
     if (d < 0) {
       if (errno == ENXIO) break;
       return {{0, size}};
     }
+    if (uint64_t(d) >= base + size) break;
     off_t h = ::lseek(fd, d, SEEK_HOLE);
     if (h < 0) return {{0, size}};
-    out.emplace_back(uint64_t(d), std::min<uint64_t>(uint64_t(h), size));
-    pos = uint64_t(h);
+    out.emplace_back(uint64_t(d) - base, std::min<uint64_t>(uint64_t(h) - base, size));
+    pos = uint64_t(h) - base;
   }
   return out;
 }
@@ -44,18 +49,19 @@ std::vector<std::pair<uint64_t, uint64_t>> data_ranges(int fd, uint64_t size) {
 }  // namespace
 
 FilePlacement write_file_data(ImageFile& out, SpillFile& tails, const std::string& path, uint64_t size,
-                              const FileDataOptions& options, uint64_t& bytes_read) {
+                              const FileDataOptions& options, uint64_t& bytes_read, int shared_fd, uint64_t base) {
   FilePlacement p;
   bytes_read = 0;
   if (size == 0) return p;
-  int fd = open_source_file(path);
+  const bool shared = shared_fd >= 0;
+  int fd = shared ? shared_fd : open_source_file(path);
   if (fd < 0) throw BuildError(errno_message("cannot read " + path, errno));
-  SourceFile src{fd, path};
+  SourceFile src{fd, path, shared ? base : 0, !shared};
   const uint32_t bs = options.block_size;
   std::vector<uint8_t> buf(kChunk);
 
   if (options.chunk_bits) {
-    auto ranges = data_ranges(fd, size);
+    auto ranges = data_ranges(fd, src.base, size);
     unsigned bits = options.chunk_bits;
     uint64_t chunk = 1ull << bits;
     uint64_t nchunks = (size + chunk - 1) >> bits;
@@ -102,7 +108,7 @@ FilePlacement write_file_data(ImageFile& out, SpillFile& tails, const std::strin
   }
   bytes_read = size;
   uint8_t probe;
-  if (::pread(fd, &probe, 1, off_t(size)) > 0) throw BuildError(path + ": file grew while the image was being built");
+  if (!shared && ::pread(fd, &probe, 1, off_t(size)) > 0) throw BuildError(path + ": file grew while the image was being built");
   return p;
 }
 

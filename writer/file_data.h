@@ -28,7 +28,9 @@ struct FileDataOptions {
 
 // Reads `path` (expected to hold `size` bytes) and appends its blocks to `out`. Throws BuildError naming the path on read errors or
 // when the file changed size during the build. `bytes_read` receives the content bytes read.
+// With `fd` >= 0 the content is the `size` bytes at `base` in that file (not closed; holes in it
+// are holes of the file) and `path` only names it in messages.
 FilePlacement write_file_data(ImageFile& out, SpillFile& tails, const std::string& path, uint64_t size,
-                              const FileDataOptions& options, uint64_t& bytes_read);
+                              const FileDataOptions& options, uint64_t& bytes_read, int fd = -1, uint64_t base = 0);
 
 }  // namespace erofs::writer

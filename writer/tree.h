@@ -29,7 +29,12 @@ struct Inode {
   uint32_t rdev_major = 0, rdev_minor = 0;
   std::string symlink_target;
   XattrList xattrs;
-  std::string source_path;        // regular files: where the content is read from
+  std::string source_path;        // regular files: where the content is read from (or, with
+                                  // data_fd, the name used in messages)
+  // Regular files whose content lies in a shared file (a tar stream's spill file): `size` bytes
+  // at data_offset of data_fd (not owned; Tree::data_owner keeps it open). -1: open source_path.
+  int data_fd = -1;
+  uint64_t data_offset = 0;
   std::string image_path;         // regular files: path in the image, without a leading '/' (first link)
   std::vector<Dentry> children;   // directories: sorted bytewise, without "." and ".."
   Inode* parent = nullptr;        // directories: the parent (the root is its own parent)
@@ -43,6 +48,7 @@ struct Inode {
 struct Tree {
   std::vector<std::unique_ptr<Inode>> inodes;  // owning; order is irrelevant
   Inode* root = nullptr;
+  std::shared_ptr<void> data_owner;  // keeps the file behind the inodes' data_fd open
 
   Inode* add(std::unique_ptr<Inode> inode) {
     inodes.push_back(std::move(inode));

@@ -80,7 +80,9 @@ class Verifier {
       problem(path, fmt::format("size {} != {}", g.size, s->size));
       return;
     }
-    int fd = open_source_file(s->source_path);
+    const bool own_fd = s->data_fd < 0;
+    const uint64_t base = own_fd ? 0 : s->data_offset;
+    int fd = own_fd ? open_source_file(s->source_path) : s->data_fd;
     if (fd < 0) {
       problem(path, fmt::format("cannot reopen the source: {}", std::strerror(errno)));
       return;
@@ -88,7 +90,7 @@ class Verifier {
     std::vector<uint8_t> a(1 << 20), b(1 << 20);
     for (uint64_t off = 0; off < s->size;) {
       size_t n = size_t(std::min<uint64_t>(a.size(), s->size - off));
-      ssize_t r = ::pread(fd, a.data(), n, off_t(off));
+      ssize_t r = ::pread(fd, a.data(), n, off_t(base + off));
       size_t m = img_.read(g, off, {b.data(), n});
       if (r != ssize_t(n) || m != n || std::memcmp(a.data(), b.data(), n) != 0) {
         problem(path, fmt::format("content differs near offset {}", off));
@@ -96,7 +98,7 @@ class Verifier {
       }
       off += n;
     }
-    ::close(fd);
+    if (own_fd) ::close(fd);
   }
 
   const reader::Image& img_;
