@@ -93,7 +93,7 @@ struct ArchiveFree {
 // libarchive's message on one line.
 std::string message_of(archive* a) {
   const char* m = archive_error_string(a);
-  std::string s = m && *m ? m : "unknown error";
+  std::string s = m && *m ? m : "truncated or damaged archive (libarchive gives no reason)";
   for (char& c : s)
     if (c == '\n' || c == '\r') c = ' ';
   while (!s.empty() && s.back() == ' ') s.pop_back();
