@@ -58,6 +58,23 @@ struct LclusterIndex {
   static LclusterIndex decode(const uint8_t* in);
 };
 
+// Where a compressed inode's index metadata sits (format §3.2, §3.3, §3.6). `meta_end` is the
+// position just past the inode and its xattr ibody in its metadata stream.
+inline constexpr uint64_t map_header_position(uint64_t meta_end) { return (meta_end + 7) & ~uint64_t(7); }
+// Full (legacy) lcluster index `lcn`: after the map header and 8 reserved bytes.
+inline constexpr uint64_t full_index_position(uint64_t header_pos, uint64_t lcn) {
+  return header_pos + kMapHeaderSize + kFullIndexReserved + lcn * kFullIndexSize;
+}
+// First byte of the compact index packs ("ebase"): right after the map header.
+inline constexpr uint64_t compact_index_base(uint64_t header_pos) { return header_pos + kMapHeaderSize; }
+
+// The worked example of the format notes (§3.7): inode at 1568, 32 + 36 bytes -> header at 1640,
+// packs from 1648.
+static_assert(map_header_position(1568 + 32 + 36) == 1640);
+static_assert(map_header_position(1640) == 1640);
+static_assert(compact_index_base(map_header_position(1636)) == 1648);
+static_assert(full_index_position(1640, 0) == 1656 && full_index_position(1640, 2) == 1672);
+
 // Where the compact index packs of an inode sit.
 struct CompactLayout {
   uint32_t total = 0;         // number of lclusters
@@ -83,6 +100,22 @@ inline constexpr uint32_t kPack2BBytes = 32, kPack2BEntries = 16, kPack2BBits = 
 // Raw value of entry i in a pack (encodebits wide, LSB-first), and its write counterpart.
 uint32_t compact_entry(const uint8_t* pack, uint32_t encodebits, uint32_t i);
 void set_compact_entry(uint8_t* pack, uint32_t encodebits, uint32_t i, uint32_t v);
+
+// A compact entry's raw value split into its type and its low field (clusterofs, lookback
+// distance or CBLKCNT): v = (type << lobits) | lo, with lobits = max(lclusterbits, 12).
+inline constexpr unsigned compact_lo_bits(unsigned lcluster_bits) { return lcluster_bits < 12 ? 12 : lcluster_bits; }
+struct CompactEntry {
+  LclusterType type = LclusterType::Plain;
+  uint32_t lo = 0;
+  static constexpr CompactEntry decode(uint32_t v, unsigned lobits) {
+    return {LclusterType((v >> lobits) & kLclusterTypeMask), v & ((1u << lobits) - 1)};
+  }
+  constexpr uint32_t encode(unsigned lobits) const { return (uint32_t(type) << lobits) | (lo & ((1u << lobits) - 1)); }
+};
+// Entry 12 of the §3.7 example pack: NONHEAD, lookback 17; and CBLKCNT 16 round trips in 14 bits.
+static_assert(CompactEntry::decode(0x2011, 12).type == LclusterType::NonHead && CompactEntry::decode(0x2011, 12).lo == 17);
+static_assert(CompactEntry{LclusterType::NonHead, kDeltaCblkcnt | 16}.encode(12) == 0x2810);
+static_assert(compact_lo_bits(9) == 12 && compact_lo_bits(14) == 14);
 
 // Encoded extents (48BIT images, COMPRESSED_FULL with the EXTENTS advise bit).
 inline constexpr uint32_t kExtentPlenMask = 0x1FFFFF;

@@ -273,8 +273,10 @@ uint32_t CompressedMap::compressed_blocks(const Lcluster& head) const {
     return 1;
   const Lcluster next = load(head.lcn + 1);
   if (next.is_head()) return 1;
-  if (next.delta0 != 1) corrupt(fmt::format("lcluster {} lacks the pcluster block count", next.lcn));
-  return next.cblkcnt ? next.cblkcnt : 1;
+  // As in the kernel, the first NONHEAD of a big pcluster must carry a block count, and not 0.
+  if (next.delta0 != 1 || next.cblkcnt == 0)
+    corrupt(fmt::format("lcluster {} lacks the pcluster block count (or has a block count of 0)", next.lcn));
+  return next.cblkcnt;
 }
 
 ZExtent CompressedMap::fragment(uint64_t la, uint64_t llen) const {

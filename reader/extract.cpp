@@ -8,10 +8,12 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
 #include <set>
+#include <span>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -72,6 +74,10 @@ class Extractor {
  private:
   void fill_dir(int dirfd, const std::string& rel, const Inode& dir, const std::string& path) {
     if (!active_.insert(dir.nid).second) throw std::runtime_error(path + ": directory loop in the image");
+    // A directory under two names would be extracted twice, and nested such links multiply (a few
+    // dozen directories can stand for millions of paths): EROFS has no hard-linked directories.
+    if (!filled_.insert(dir.nid).second)
+      throw std::runtime_error(path + ": directory is linked from more than one place in the image");
     std::vector<DirEntry> entries;
     img_.read_dir(dir, [&](const DirEntry& e) {
       if (e.name != "." && e.name != "..") entries.push_back(e);
@@ -145,18 +151,25 @@ class Extractor {
     apply_metadata(dirfd, n, ino, false);
   }
 
+  // Holes are not written: the file gets its size from ftruncate and stays sparse, so a declared
+  // size (a hostile image may claim exabytes of holes) costs no disk space.
   void copy_data(int fd, const Inode& ino, const std::string& path) {
     std::vector<uint8_t> buf(1 << 20);
-    for (uint64_t off = 0; off < ino.size;) {
-      size_t n = img_.read(ino, off, buf);
-      if (n == 0) throw std::runtime_error(fmt::format("{}: data ends early at {}", path, off));
-      for (size_t done = 0; done < n;) {
-        ssize_t w = ::pwrite(fd, buf.data() + done, n - done, off_t(off + done));
-        if (w < 0) throw sys_error("cannot write " + path, errno);
-        done += size_t(w);
+    for (const Extent& ext : img_.extents(ino)) {
+      if (ext.kind == Extent::Kind::Hole) continue;
+      const uint64_t end = ext.offset + ext.length;
+      for (uint64_t off = ext.offset; off < end;) {
+        size_t n = img_.read(ino, off, std::span(buf).first(size_t(std::min<uint64_t>(buf.size(), end - off))));
+        if (n == 0) throw std::runtime_error(fmt::format("{}: data ends early at {}", path, off));
+        for (size_t done = 0; done < n;) {
+          ssize_t w = ::pwrite(fd, buf.data() + done, n - done, off_t(off + done));
+          if (w < 0) throw sys_error("cannot write " + path, errno);
+          done += size_t(w);
+        }
+        off += n;
       }
-      off += n;
     }
+    if (::ftruncate(fd, off_t(ino.size)) != 0) throw sys_error("cannot write " + path, errno);
     stats_.bytes += ino.size;
   }
 
@@ -194,7 +207,7 @@ class Extractor {
   bool as_root_;
   int root_ = -1;
   ExtractStats stats_;
-  std::set<uint64_t> active_;
+  std::set<uint64_t> active_, filled_;
   std::map<uint64_t, std::string> first_link_;
 };
 
