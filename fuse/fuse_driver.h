@@ -15,7 +15,7 @@ struct MountOptions {
   bool debug = false;
   uint64_t cache_bytes = 256ull << 20;  // decoded pclusters kept (-o cache_size=)
   unsigned readahead_threads = 0;       // 0: one per core (-o readahead_threads=)
-  uint64_t readahead_bytes = 1 << 20;   // decoded ahead of a sequential reader (-o readahead=)
+  uint64_t readahead_bytes = 0;         // decoded ahead of a sequential reader (-o readahead=)
   uint64_t kernel_readahead_bytes = 1 << 20;  // the kernel's readahead window (-o kernel_readahead=)
   std::vector<std::string> fuse_options;  // passed to libfuse (-o allow_other, ...)
 };

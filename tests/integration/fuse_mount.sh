@@ -383,8 +383,8 @@ if check "erofs mkfs -z lz4hc -C 65536: compressible" \
     "$EROFS" mkfs -q -z lz4hc -C 65536 "$W/comp-lz4hc.img" "$W/comp" &&
     check "erofs mkfs -z lzma -C 65536 (in the background): compressible" \
         wait_build "$LZMA_COMP" "$W/comp-lzma.log" &&
-    check "erofs mount -o cache_size=1M: compressible lzma" \
-        fmount "$W/comp-lzma.img" "$W/mnt-comp-lzma" -o cache_size=1M,readahead_threads=2 &&
+    check "erofs mount -o cache_size=1M,readahead=2M: compressible lzma" \
+        fmount "$W/comp-lzma.img" "$W/mnt-comp-lzma" -o cache_size=1M,readahead=2M,readahead_threads=2 &&
     check "erofs mount: compressible lz4hc" fmount "$W/comp-lz4hc.img" "$W/mnt-comp-lz4hc"; then
     VERBOSE=1 check_output "fuse_stress: 8 threads, 10 s, random ranges of two compressed images" 0 \
         '^fuse_stress: [1-9][0-9]* reads, [1-9][0-9]* bytes verified, [0-9]+ files on 2 mounts, 8 threads, .*, 0 errors$' \
