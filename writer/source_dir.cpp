@@ -10,9 +10,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <map>
-#include <regex>
 
 #include "writer/errors.h"
+#include "writer/exclusions.h"
 
 namespace erofs::writer {
 namespace {
@@ -75,21 +75,8 @@ XattrList read_xattrs(const std::string& path) {
 
 class Scanner {
  public:
-  Scanner(const SourceOptions& o, const std::function<void(const std::string&)>& warn) : opt_(o), warn_(warn) {
-    for (auto& r : o.exclude_regexes) {
-      try {
-        regexes_.emplace_back(r, std::regex::extended);
-      } catch (const std::regex_error& e) {
-        throw BuildError("invalid --exclude-regex '" + r + "': " + e.what());
-      }
-    }
-    for (auto p : o.exclude_paths) {
-      while (p.starts_with("./")) p.erase(0, 2);
-      while (p.starts_with("/")) p.erase(0, 1);
-      while (p.size() > 1 && p.ends_with("/")) p.pop_back();
-      exclude_paths_.push_back(p);
-    }
-  }
+  Scanner(const SourceOptions& o, const std::function<void(const std::string&)>& warn)
+      : opt_(o), warn_(warn), exclusions_(o) {}
 
   ScanResult run(const std::string& root) {
     int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -128,13 +115,6 @@ class Scanner {
     return ino;
   }
 
-  bool excluded(const std::string& rel) const {
-    if (std::find(exclude_paths_.begin(), exclude_paths_.end(), rel) != exclude_paths_.end()) return true;
-    for (auto& re : regexes_)
-      if (std::regex_search(rel, re)) return true;
-    return false;
-  }
-
   void skip_or_throw(const std::string& message) {
     if (!opt_.ignore_unreadable) throw BuildError(message);
     ++skipped_;
@@ -168,7 +148,7 @@ class Scanner {
     for (auto& name : names) {
       std::string child_path = path + "/" + name;
       std::string child_rel = rel.empty() ? name : rel + "/" + name;
-      if (excluded(child_rel)) continue;
+      if (exclusions_.excluded(child_rel)) continue;
       struct stat st;
       if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
         skip_or_throw(errno_message("cannot stat " + child_path, errno));
@@ -236,8 +216,7 @@ class Scanner {
 
   const SourceOptions& opt_;
   const std::function<void(const std::string&)>& warn_;
-  std::vector<std::regex> regexes_;
-  std::vector<std::string> exclude_paths_;
+  Exclusions exclusions_;
   std::map<std::pair<dev_t, ino_t>, Inode*> hardlinks_;
   Tree* tree_ = nullptr;
   uint64_t skipped_ = 0;

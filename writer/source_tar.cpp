@@ -14,11 +14,11 @@
 #include <climits>
 #include <cstring>
 #include <map>
-#include <regex>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "writer/errors.h"
+#include "writer/exclusions.h"
 
 namespace erofs::writer {
 namespace {
@@ -150,21 +150,7 @@ uint16_t acl_tag(int libarchive_tag) {
 class TarScanner {
  public:
   TarScanner(const SourceOptions& o, const TarOptions& t, const std::function<void(const std::string&)>& warn)
-      : opt_(o), topt_(t), warn_(warn) {
-    for (auto& r : o.exclude_regexes) {
-      try {
-        regexes_.emplace_back(r, std::regex::extended);
-      } catch (const std::regex_error& e) {
-        throw BuildError("invalid --exclude-regex '" + r + "': " + e.what());
-      }
-    }
-    for (auto p : o.exclude_paths) {
-      while (p.starts_with("./")) p.erase(0, 2);
-      while (p.starts_with("/")) p.erase(0, 1);
-      while (p.size() > 1 && p.ends_with("/")) p.pop_back();
-      exclude_paths_.push_back(p);
-    }
-  }
+      : opt_(o), topt_(t), warn_(warn), exclusions_(o) {}
 
   ScanResult run(const std::string& path, const std::string& image_path) {
     ScanResult result;
@@ -219,13 +205,9 @@ class TarScanner {
   }
 
   bool excluded(const std::vector<std::string>& parts) const {
-    if (exclude_paths_.empty() && regexes_.empty()) return false;
-    for (size_t n = 1; n <= parts.size(); ++n) {
-      std::string rel = join(parts, n);
-      if (std::find(exclude_paths_.begin(), exclude_paths_.end(), rel) != exclude_paths_.end()) return true;
-      for (auto& re : regexes_)
-        if (std::regex_search(rel, re)) return true;
-    }
+    if (exclusions_.empty()) return false;
+    for (size_t n = 1; n <= parts.size(); ++n)
+      if (exclusions_.excluded(join(parts, n))) return true;
     return false;
   }
 
@@ -485,8 +467,7 @@ class TarScanner {
   const SourceOptions& opt_;
   const TarOptions& topt_;
   const std::function<void(const std::string&)>& warn_;
-  std::vector<std::regex> regexes_;
-  std::vector<std::string> exclude_paths_;
+  Exclusions exclusions_;
   Tree* tree_ = nullptr;
   std::shared_ptr<DataFile> data_;
   std::unordered_map<const Inode*, std::unordered_map<std::string, size_t>> index_;
