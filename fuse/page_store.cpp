@@ -7,43 +7,26 @@ namespace erofs::fuse {
 
 namespace {
 
-constexpr size_t kMaxQueued = 64;       // further requests are dropped while the thread is behind
+constexpr size_t kMaxQueued = 64;
 constexpr size_t kMaxRemembered = 1 << 16;
 constexpr uint64_t kPage = 4096;
 
 }  // namespace
 
 PageStore::PageStore(const reader::Image& image, fuse_session* session)
-    : image_(image), session_(session), thread_([this] { work(); }) {}
+    : image_(image), session_(session), jobs_(kMaxQueued), thread_([this] { work(); }) {}
 
 PageStore::~PageStore() {
-  {
-    std::lock_guard l(mutex_);
-    stop_ = true;
-  }
-  cv_.notify_all();
+  jobs_.stop();
   thread_.join();
 }
 
 void PageStore::after_read(fuse_ino_t ino, const reader::Inode& inode, uint64_t offset, size_t length) {
-  {
-    std::lock_guard l(mutex_);
-    if (jobs_.size() >= kMaxQueued) return;
-    jobs_.push_back({ino, inode, offset, length});
-  }
-  cv_.notify_one();
+  jobs_.push({ino, inode, offset, length});  // dropped while the thread is behind
 }
 
 void PageStore::work() {
-  for (;;) {
-    Job job;
-    {
-      std::unique_lock l(mutex_);
-      cv_.wait(l, [&] { return stop_ || !jobs_.empty(); });
-      if (stop_) return;
-      job = std::move(jobs_.front());
-      jobs_.pop_front();
-    }
+  for (Job job; jobs_.pop(job);) {
     try {
       store(job);
     } catch (const std::exception&) {

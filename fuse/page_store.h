@@ -8,13 +8,11 @@
 #define FUSE_USE_VERSION 35
 #include <fuse3/fuse_lowlevel.h>
 
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
-#include <mutex>
 #include <thread>
 #include <unordered_set>
 
+#include "fuse/job_queue.h"
 #include "reader/image.h"
 
 namespace erofs::fuse {
@@ -40,11 +38,8 @@ class PageStore {
 
   const reader::Image& image_;
   fuse_session* session_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<Job> jobs_;
+  JobQueue<Job> jobs_;
   std::unordered_set<uint64_t> stored_;  // extents stored lately, by (nid, extent start) hash
-  bool stop_ = false;
   std::thread thread_;
 };
 

@@ -1,16 +1,15 @@
 // Decodes ahead of sequential readers: when a read continues where the previous one on the same
-// inode ended, the next bytes are read on a pool of threads, which fills the reader's pcluster
-// cache, so the following requests find their pclusters decoded (several at once).
+// inode ended, the next bytes are decoded into the reader's pcluster cache on a pool of threads,
+// so the following requests find their pclusters decoded (several at once).
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "fuse/job_queue.h"
 #include "reader/image.h"
 
 namespace erofs::fuse {
@@ -37,11 +36,9 @@ class Readahead {
 
   const reader::Image& image_;
   uint64_t window_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
+  std::mutex mutex_;  // guards streams_
   std::unordered_map<uint64_t, Stream> streams_;  // by nid
-  std::deque<Job> jobs_;
-  bool stop_ = false;
+  JobQueue<Job> jobs_;
   std::vector<std::thread> threads_;
 };
 

@@ -31,6 +31,17 @@ size_t ImageImpl::read_compressed(const Inode& ino, uint64_t offset, std::span<u
   return done;
 }
 
+void ImageImpl::prefetch(const Inode& ino, uint64_t offset, uint64_t length) const {
+  if (!ino.is_reg() || !format::is_compressed(ino.layout())) return;
+  const uint64_t end = std::min(ino.size, checked::add(offset, length));
+  const CompressedMap map(*this, ino);
+  for (uint64_t pos = offset; pos < end;) {
+    const ZExtent ext = map.map(pos);
+    if (ext.algorithm >= 0 && ext.source != ZExtent::Source::Fragment) decoded_extent(ino, ext);
+    pos = ext.la + ext.llen;
+  }
+}
+
 void ImageImpl::read_extent(const Inode& ino, const ZExtent& ext, uint64_t skip, std::span<uint8_t> out) const {
   switch (ext.source) {
     case ZExtent::Source::Hole:

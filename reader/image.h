@@ -126,6 +126,9 @@ class Image {
   virtual std::optional<StoredRun> stored_run(const Inode& file, uint64_t offset) const = 0;
   // The image file, open read-only for the Image's lifetime.
   virtual int file_descriptor() const = 0;
+  // Decodes the compressed extents overlapping [offset, offset + length) into the pcluster cache,
+  // for readers about to ask for them (readahead). Nothing to do for other layouts.
+  virtual void prefetch(const Inode& file, uint64_t offset, uint64_t length) const = 0;
   // The extent holding byte `offset` (< the file size) of a regular file.
   virtual Extent extent_at(const Inode& file, uint64_t offset) const = 0;
   // The whole mapping of a regular file, in file order, adjacent runs of one kind not merged.

@@ -38,6 +38,7 @@ class ImageImpl final : public Image {
   size_t read(const Inode& file, uint64_t offset, std::span<uint8_t> buf) const override;
   std::vector<Extent> extents(const Inode& file) const override;
   Extent extent_at(const Inode& file, uint64_t offset) const override;
+  void prefetch(const Inode& file, uint64_t offset, uint64_t length) const override;
   std::optional<StoredRun> stored_run(const Inode& file, uint64_t offset) const override;
   int file_descriptor() const override { return file_.fd(); }
   std::string readlink(const Inode& link) const override;
