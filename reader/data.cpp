@@ -46,15 +46,19 @@ void ImageImpl::read_device(uint64_t addr, std::span<uint8_t> buf) const {
   file_.read(addr, buf);
 }
 
+uint64_t ImageImpl::flat_device_bytes(const Inode& ino) const {
+  const uint64_t blocks = checked::div_round_up(ino.size, blksz_);
+  const bool inline_tail = ino.layout() == format::Layout::FlatInline;
+  return std::min<uint64_t>(ino.size, (blocks - (inline_tail ? 1 : 0)) << sb_.blkszbits);
+}
+
 std::optional<Image::StoredRun> ImageImpl::stored_run(const Inode& ino, uint64_t offset) const {
   if (offset >= ino.size) return std::nullopt;
   StoredRun run;
   switch (ino.layout()) {
     case format::Layout::FlatPlain:
     case format::Layout::FlatInline: {
-      const bool inline_tail = ino.layout() == format::Layout::FlatInline;
-      const uint64_t blocks = checked::div_round_up(ino.size, blksz_);
-      const uint64_t device_bytes = std::min<uint64_t>(ino.size, (blocks - (inline_tail ? 1 : 0)) << sb_.blkszbits);
+      const uint64_t device_bytes = flat_device_bytes(ino);
       if (offset >= device_bytes || ino.startblk == format::kNullAddr) return std::nullopt;
       run = {checked::add(checked::shl(ino.startblk, sb_.blkszbits), offset), device_bytes - offset};
       break;
@@ -80,10 +84,8 @@ std::optional<Image::StoredRun> ImageImpl::stored_run(const Inode& ino, uint64_t
 
 // `offset` and `buf` are already clamped to the file size by read().
 size_t ImageImpl::read_flat(const Inode& ino, uint64_t offset, std::span<uint8_t> buf) const {
-  const uint64_t blocks = checked::div_round_up(ino.size, blksz_);
   const bool inline_tail = ino.layout() == format::Layout::FlatInline;
-  // Bytes held in device blocks; with an inline tail, the last (partial or full) block is inline.
-  const uint64_t device_bytes = (blocks - (inline_tail ? 1 : 0)) << sb_.blkszbits;
+  const uint64_t device_bytes = flat_device_bytes(ino);
   size_t done = 0;
   if (offset < device_bytes) {
     const size_t n = size_t(std::min<uint64_t>(buf.size(), device_bytes - offset));

@@ -32,11 +32,9 @@ std::vector<Extent> ImageImpl::extents(const Inode& file) const {
   switch (file.layout()) {
     case format::Layout::FlatPlain:
     case format::Layout::FlatInline: {
-      const bool inline_tail = file.layout() == format::Layout::FlatInline;
-      const uint64_t blocks = checked::div_round_up(file.size, blksz_);
-      const uint64_t device_bytes = std::min<uint64_t>(file.size, (blocks - (inline_tail ? 1 : 0)) << sb_.blkszbits);
+      const uint64_t device_bytes = flat_device_bytes(file);
       if (device_bytes) {
-        const bool hole = !inline_tail && file.startblk == format::kNullAddr;
+        const bool hole = file.layout() == format::Layout::FlatPlain && file.startblk == format::kNullAddr;
         out.push_back({0, device_bytes, hole ? Extent::Kind::Hole : Extent::Kind::Plain,
                        hole ? 0 : file.startblk << sb_.blkszbits, hole ? 0 : device_bytes});
       }

@@ -69,6 +69,9 @@ class ImageImpl final : public Image {
   size_t read_flat(const Inode& ino, uint64_t offset, std::span<uint8_t> buf) const;
   size_t read_chunked(const Inode& ino, uint64_t offset, std::span<uint8_t> buf) const;
   unsigned chunk_bits(const Inode& ino) const;
+  // Flat layouts: the file's bytes held in device blocks; with an inline tail, the last (partial or
+  // full) block is inline instead.
+  uint64_t flat_device_bytes(const Inode& ino) const;
   // The first device block of a chunk, or nullopt for a hole.
   std::optional<uint64_t> chunk_start(const Inode& ino, uint64_t chunk) const;
   size_t read_compressed(const Inode& ino, uint64_t offset, std::span<uint8_t> buf) const;
