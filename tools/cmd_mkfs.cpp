@@ -18,6 +18,7 @@
 #include "writer/errors.h"
 #include "writer/image_file.h"
 #include "writer/source_dir.h"
+#include "writer/source_mtree.h"
 #include "writer/source_tar.h"
 #include "writer/verify.h"
 
@@ -100,7 +101,8 @@ int run_mkfs(int argc, char** argv) {
   std::string algorithms, hints_file;
   std::optional<int64_t> timestamp;
   bool mkfs_time = false, all_root = false, verify = false, quiet = false, json = false, verbose = false;
-  bool ignore_unreadable = false, no_progress = false, tar = false, aufs = false, ovlfs_strip = false;
+  bool ignore_unreadable = false, no_progress = false, tar = false, aufs = false, ovlfs_strip = false, mtree = false;
+  std::string mtree_root;
   std::optional<uint32_t> force_uid, force_gid;
   std::vector<std::string> exclude_paths, exclude_regexes;
   app.add_option("IMAGE", image, "Image file to create (replaced if it exists)")->required();
@@ -109,11 +111,18 @@ int run_mkfs(int argc, char** argv) {
   bool tar_given = false;
   for (int i = 1; i < argc; ++i) tar_given |= std::strcmp(argv[i], "--tar") == 0;
   auto* source_opt =
-      app.add_option("SOURCE", source, "Directory to build the image from (with --tar: the archive, '-' or none for standard input)");
+      app.add_option("SOURCE", source,
+                     "Directory to build the image from (with --tar: the archive, '-' or none for standard input; "
+                     "with --mtree: the manifest)");
   if (!tar_given) source_opt->required();
   app.add_flag("--tar", tar,
                "SOURCE is a tar archive (plain, gzip, xz, zstd, ...; ustar, GNU or PAX), read once from front to back; "
                "file contents wait in a temporary file beside IMAGE");
+  app.add_flag("--mtree", mtree,
+               "SOURCE is an mtree manifest (as bsdtar --format=mtree writes): owners, modes, times and layout come "
+               "from it; regular files' contents from the paths in their contents= keywords (else their own paths)");
+  app.add_option("--mtree-root", mtree_root,
+                 "With --mtree: the directory relative content paths are resolved against (default: the manifest's)");
   app.add_flag("--aufs", aufs,
                "With --tar: .wh.NAME entries become overlayfs whiteouts, .wh..wh..opq makes its directory opaque");
   app.add_flag("--ovlfs-strip", ovlfs_strip, "With --tar: leave out the archive's trusted.overlay.* xattrs");
@@ -152,6 +161,14 @@ int run_mkfs(int argc, char** argv) {
   if (auto rc = parse_command_line(app, argc, argv)) return *rc;
   if (!tar && source.empty()) {
     fmt::print(stderr, "erofs mkfs: SOURCE is required (a directory, or a tar archive with --tar)\n");
+    return kExitError;
+  }
+  if (tar && mtree) {
+    fmt::print(stderr, "erofs mkfs: --tar and --mtree exclude each other\n");
+    return kExitError;
+  }
+  if (!mtree && !mtree_root.empty()) {
+    fmt::print(stderr, "erofs mkfs: --mtree-root needs --mtree\n");
     return kExitError;
   }
   if (!tar && (aufs || ovlfs_strip)) {
@@ -235,8 +252,9 @@ int run_mkfs(int argc, char** argv) {
     display.emplace(progress);
   }
   try {
-    auto scan = tar ? writer::scan_tar(source, image, o.source, {aufs, ovlfs_strip}, o.warn)
-                    : writer::scan_directory(source, o.source, o.warn);
+    auto scan = tar     ? writer::scan_tar(source, image, o.source, {aufs, ovlfs_strip}, o.warn)
+                : mtree ? writer::scan_mtree(source, mtree_root, o.source, o.warn)
+                        : writer::scan_directory(source, o.source, o.warn);
     stats = writer::build_image(scan.tree, image, o);
     stats.skipped_inputs = scan.skipped;
     display.reset();

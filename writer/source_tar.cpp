@@ -14,11 +14,9 @@
 #include <climits>
 #include <cstring>
 #include <map>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "writer/errors.h"
-#include "writer/exclusions.h"
+#include "writer/source_paths.h"
 
 namespace erofs::writer {
 namespace {
@@ -90,49 +88,10 @@ struct ArchiveFree {
   void operator()(archive* a) const { archive_read_free(a); }
 };
 
-// libarchive's message on one line.
-std::string message_of(archive* a) {
-  const char* m = archive_error_string(a);
-  std::string s = m && *m ? m : "truncated or damaged archive (libarchive gives no reason)";
-  for (char& c : s)
-    if (c == '\n' || c == '\r') c = ' ';
-  while (!s.empty() && s.back() == ' ') s.pop_back();
-  return s;
-}
-
 // "Pathname can't be converted from UTF-8 to current locale." and the like: the bytes are kept.
 bool conversion_warning(archive* a) {
   const char* m = archive_error_string(a);
   return m && std::strstr(m, "can't be converted");
-}
-
-std::string quoted(const std::string& name) { return "'" + name + "'"; }
-
-// Splits a tar member name into components; throws on absolute names and ".." components.
-std::vector<std::string> split_name(const std::string& raw, const std::string& entry) {
-  if (raw.starts_with("/")) throw BuildError("tar entry " + quoted(entry) + ": absolute name (not allowed)");
-  std::vector<std::string> parts;
-  size_t pos = 0;
-  while (pos <= raw.size()) {
-    size_t slash = raw.find('/', pos);
-    if (slash == std::string::npos) slash = raw.size();
-    std::string part = raw.substr(pos, slash - pos);
-    pos = slash + 1;
-    if (part.empty() || part == ".") continue;
-    if (part == "..") throw BuildError("tar entry " + quoted(entry) + ": '..' in the name (not allowed)");
-    if (part.size() > 255) throw BuildError("tar entry " + quoted(entry) + ": a name component is longer than 255 bytes");
-    parts.push_back(std::move(part));
-  }
-  return parts;
-}
-
-std::string join(const std::vector<std::string>& parts, size_t n) {
-  std::string s;
-  for (size_t i = 0; i < n; ++i) {
-    if (i) s += '/';
-    s += parts[i];
-  }
-  return s;
 }
 
 uint16_t acl_tag(int libarchive_tag) {
@@ -150,14 +109,14 @@ uint16_t acl_tag(int libarchive_tag) {
 class TarScanner {
  public:
   TarScanner(const SourceOptions& o, const TarOptions& t, const std::function<void(const std::string&)>& warn)
-      : opt_(o), topt_(t), warn_(warn), exclusions_(o) {}
+      : opt_(o), topt_(t), warn_(warn) {}
 
   ScanResult run(const std::string& path, const std::string& image_path) {
     ScanResult result;
-    tree_ = &result.tree;
+    TreeAssembler assembler(result.tree, opt_, "tar entry");
+    tree_ = &assembler;
     data_ = std::make_shared<DataFile>(image_path);
-    tree_->data_owner = data_;
-    tree_->root = implicit_dir();
+    result.tree.data_owner = data_;
 
     CLocale c_locale;
     std::unique_ptr<archive, ArchiveFree> a(archive_read_new());
@@ -166,7 +125,7 @@ class TarScanner {
     archive_read_support_format_tar(a.get());
     const std::string shown = path == "-" ? "standard input" : path;
     if (archive_read_open_filename(a.get(), path == "-" ? nullptr : path.c_str(), 1 << 16) != ARCHIVE_OK)
-      throw BuildError("cannot read tar archive " + shown + ": " + message_of(a.get()));
+      throw BuildError("cannot read tar archive " + shown + ": " + libarchive_message(a.get()));
     for (;;) {
       archive_entry* e = nullptr;
       int r = archive_read_next_header(a.get(), &e);
@@ -174,98 +133,19 @@ class TarScanner {
       if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {  // ARCHIVE_RETRY (a bad checksum) is an error too
         std::string where = last_.empty() ? "at the first entry" : "after entry " + quoted(last_);
         if (e && archive_entry_pathname(e)) where = "entry " + quoted(archive_entry_pathname(e));
-        throw BuildError("tar " + shown + ": " + where + ": " + message_of(a.get()));
+        throw BuildError("tar " + shown + ": " + where + ": " + libarchive_message(a.get()));
       }
       const char* pn = archive_entry_pathname(e);
       std::string name = pn ? pn : "";
-      if (r == ARCHIVE_WARN && warn_ && !conversion_warning(a.get())) warn_("tar entry " + quoted(name) + ": " + message_of(a.get()));
+      if (r == ARCHIVE_WARN && warn_ && !conversion_warning(a.get())) warn_("tar entry " + quoted(name) + ": " + libarchive_message(a.get()));
       add(a.get(), e, name);
       last_ = name;
     }
-    for (Inode* d : implicit_) d->mtime = newest_set_ ? newest_ : 0, d->mtime_nsec = 0;
-    drop_unreachable();
-    tree_->finish();
+    assembler.finish();
     return result;
   }
 
  private:
-  Inode* implicit_dir() {
-    auto ino = std::make_unique<Inode>();
-    ino->mode = S_IFDIR | 0755;
-    apply_owner_overrides(*ino);
-    Inode* p = tree_->add(std::move(ino));
-    implicit_.insert(p);
-    return p;
-  }
-
-  void apply_owner_overrides(Inode& ino) const {
-    if (opt_.all_root) ino.uid = ino.gid = 0;
-    if (opt_.force_uid) ino.uid = *opt_.force_uid;
-    if (opt_.force_gid) ino.gid = *opt_.force_gid;
-  }
-
-  bool excluded(const std::vector<std::string>& parts) const {
-    if (exclusions_.empty()) return false;
-    for (size_t n = 1; n <= parts.size(); ++n)
-      if (exclusions_.excluded(join(parts, n))) return true;
-    return false;
-  }
-
-  Inode* lookup(Inode* dir, const std::string& name) {
-    auto& idx = index_[dir];
-    auto it = idx.find(name);
-    return it == idx.end() ? nullptr : dir->children[it->second].inode;
-  }
-
-  // The directory `parts[0..n)`, creating missing ones as implicit directories.
-  Inode* parent_dir(const std::vector<std::string>& parts, size_t n, const std::string& entry) {
-    Inode* dir = tree_->root;
-    for (size_t i = 0; i < n; ++i) {
-      Inode* next = lookup(dir, parts[i]);
-      if (!next) {
-        next = implicit_dir();
-        index_[dir][parts[i]] = dir->children.size();
-        dir->children.push_back({parts[i], next});
-      } else if (!next->is_dir()) {
-        throw BuildError("tar entry " + quoted(entry) + ": " + quoted(join(parts, i + 1)) + " is not a directory");
-      }
-      dir = next;
-    }
-    return dir;
-  }
-
-  // Puts `ino` under `name` in `dir`; the last entry for a name wins. A directory entry for an
-  // existing directory updates its metadata and returns that directory.
-  Inode* place(Inode* dir, const std::string& name, Inode* ino, const std::string& entry) {
-    auto& idx = index_[dir];
-    auto it = idx.find(name);
-    if (it == idx.end()) {
-      idx[name] = dir->children.size();
-      dir->children.push_back({name, ino});
-      return ino;
-    }
-    Inode* old = dir->children[it->second].inode;
-    if (old == ino) return ino;
-    if (old->is_dir() && ino->is_dir()) {
-      copy_metadata(*old, *ino);
-      return old;
-    }
-    if (old->is_dir() && !old->children.empty())
-      throw BuildError("tar entry " + quoted(entry) + ": replaces a directory that has entries");
-    dir->children[it->second].inode = ino;
-    return ino;
-  }
-
-  void copy_metadata(Inode& to, const Inode& from) {
-    to.mode = from.mode;
-    to.uid = from.uid;
-    to.gid = from.gid;
-    to.mtime = from.mtime;
-    to.mtime_nsec = from.mtime_nsec;
-    to.xattrs = from.xattrs;
-    implicit_.erase(&to);
-  }
-
   // The uid or gid of a named ACL entry: the archive's number, else the name as a number, else
   // the name looked up on this system (as tar does when it extracts).
   static uint32_t acl_id(bool user, int qual, const char* qname, const std::string& entry) {
@@ -332,13 +212,12 @@ class TarScanner {
       throw BuildError("tar entry " + quoted(entry) + ": owner out of range");
     ino->uid = uint32_t(uid);
     ino->gid = uint32_t(gid);
-    apply_owner_overrides(*ino);
+    tree_->apply_owner_overrides(*ino);
     if (archive_entry_mtime_is_set(e)) {
       ino->mtime = archive_entry_mtime(e);
       long ns = archive_entry_mtime_nsec(e);
       ino->mtime_nsec = ns >= 0 && ns < 1000000000 ? uint32_t(ns) : 0;
-      if (!newest_set_ || ino->mtime > newest_) newest_ = ino->mtime;
-      newest_set_ = true;
+      tree_->note_mtime(ino->mtime);
     }
     read_xattrs(e, *ino, entry);
     return ino;
@@ -352,8 +231,8 @@ class TarScanner {
     for (;;) {
       int r = archive_read_data_block(a, &buf, &len, &off);
       if (r == ARCHIVE_EOF) break;
-      if (r != ARCHIVE_OK && r != ARCHIVE_WARN) throw BuildError("tar entry " + quoted(entry) + ": " + message_of(a));
-      if (r == ARCHIVE_WARN && warn_ && !conversion_warning(a)) warn_("tar entry " + quoted(entry) + ": " + message_of(a));
+      if (r != ARCHIVE_OK && r != ARCHIVE_WARN) throw BuildError("tar entry " + quoted(entry) + ": " + libarchive_message(a));
+      if (r == ARCHIVE_WARN && warn_ && !conversion_warning(a)) warn_("tar entry " + quoted(entry) + ": " + libarchive_message(a));
       if (off < 0 || uint64_t(off) + len > ino.size)
         throw BuildError("tar entry " + quoted(entry) + ": data beyond the entry's size");
       if (len) data_->write(buf, len, base + uint64_t(off));
@@ -365,23 +244,23 @@ class TarScanner {
   }
 
   void add(archive* a, archive_entry* e, const std::string& entry) {
-    auto parts = split_name(entry, entry);
-    if (excluded(parts)) return;
-    std::string image_path = join(parts, parts.size());
+    auto parts = tree_->split(entry, entry);
+    if (tree_->excluded(parts)) return;
+    std::string image_path = TreeAssembler::join(parts, parts.size());
     const char* hardlink = archive_entry_hardlink(e);
     const unsigned type = archive_entry_filetype(e);
 
     if (parts.empty()) {  // the root itself ("." or "./")
       if (hardlink || type != AE_IFDIR) throw BuildError("tar entry " + quoted(entry) + ": the root must be a directory");
       auto ino = make_inode(e, entry);
-      copy_metadata(*tree_->root, *ino);
+      tree_->set_root(*ino);
       return;
     }
     if (topt_.aufs)
       for (size_t i = 0; i < parts.size(); ++i)
         if (parts[i].starts_with(".wh..wh.") && !(i + 1 == parts.size() && parts[i] == ".wh..wh..opq")) return;
 
-    Inode* dir = parent_dir(parts, parts.size() - 1, entry);
+    Inode* dir = tree_->parent_dir(parts, parts.size() - 1, entry);
     std::string name = parts.back();
 
     if (topt_.aufs && name.starts_with(".wh.")) {
@@ -400,21 +279,21 @@ class TarScanner {
       ino->rdev_major = ino->rdev_minor = 0;
       ino->size = 0;
       ino->xattrs.clear();
-      place(dir, name, tree_->add(std::move(ino)), entry);
+      tree_->add(dir, name, std::move(ino), entry);
       return;
     }
 
     if (hardlink) {
-      auto target_parts = split_name(hardlink, entry);
-      Inode* target = tree_->root;
+      auto target_parts = tree_->split(hardlink, entry);
+      Inode* target = tree_->root();
       for (auto& p : target_parts) {
-        target = target->is_dir() ? lookup(target, p) : nullptr;
+        target = target->is_dir() ? tree_->lookup(target, p) : nullptr;
         if (!target) break;
       }
       if (!target || target_parts.empty())
         throw BuildError("tar entry " + quoted(entry) + ": hard link to " + quoted(hardlink) + ", which is not in the archive before it");
       if (target->is_dir()) throw BuildError("tar entry " + quoted(entry) + ": hard link to a directory");
-      place(dir, name, target, entry);
+      tree_->place(dir, name, target, entry);
       return;
     }
 
@@ -447,33 +326,14 @@ class TarScanner {
       case AE_IFSOCK: break;
       default: throw BuildError("tar entry " + quoted(entry) + ": unsupported file type");
     }
-    Inode* added = tree_->add(std::move(ino));
-    if (place(dir, name, added, entry) != added) tree_->inodes.pop_back();  // merged into a directory
-  }
-
-  // Entries replaced by later ones are no longer named by any dentry.
-  void drop_unreachable() {
-    std::unordered_set<const Inode*> reachable = {tree_->root};
-    std::vector<const Inode*> stack = {tree_->root};
-    while (!stack.empty()) {
-      const Inode* d = stack.back();
-      stack.pop_back();
-      for (auto& c : d->children)
-        if (reachable.insert(c.inode).second && c.inode->is_dir()) stack.push_back(c.inode);
-    }
-    std::erase_if(tree_->inodes, [&](const std::unique_ptr<Inode>& i) { return !reachable.count(i.get()); });
+    tree_->add(dir, name, std::move(ino), entry);
   }
 
   const SourceOptions& opt_;
   const TarOptions& topt_;
   const std::function<void(const std::string&)>& warn_;
-  Exclusions exclusions_;
-  Tree* tree_ = nullptr;
+  TreeAssembler* tree_ = nullptr;
   std::shared_ptr<DataFile> data_;
-  std::unordered_map<const Inode*, std::unordered_map<std::string, size_t>> index_;
-  std::unordered_set<Inode*> implicit_;
-  int64_t newest_ = 0;
-  bool newest_set_ = false;
   std::string last_;
 };
 
