@@ -23,8 +23,8 @@
 namespace erofs::reader {
 namespace {
 
-std::runtime_error sys_error(const std::string& what, int err) {
-  return std::runtime_error(fmt::format("{}: {}", what, std::strerror(err)));
+IoError sys_error(const std::string& what, int err) {
+  return IoError(fmt::format("{}: {}", what, std::strerror(err)), err);
 }
 
 struct Fd {

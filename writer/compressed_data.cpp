@@ -99,7 +99,10 @@ CompressedData::Job CompressedData::job_for(Plan* p) {
 void CompressedData::write_files(const std::vector<Plan*>& files, BuildStats& stats) {
   std::vector<Job> jobs;
   for (Plan* p : files) {
-    if (p->src->size == 0) continue;
+    if (p->src->size == 0) {
+      if (Progress* pr = opt_.progress) ++pr->files;  // nothing to compress, but done
+      continue;
+    }
     if (copt_.all_fragments) whole_file_fragment(*p, stats);
     else jobs.push_back(job_for(p));
   }

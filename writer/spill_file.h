@@ -23,6 +23,7 @@ class SpillFile {
 
   SpillRef append(std::span<const uint8_t> bytes);
   void read(const SpillRef& ref, uint8_t* out) const;
+  int fd() const { return fd_; }  // for readers that pread the bytes themselves
 
  private:
   int fd_ = -1;

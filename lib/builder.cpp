@@ -1,0 +1,279 @@
+// erofs::ImageBuilder: the public writer over writer::build_image and the sources.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <unordered_map>
+
+#include "erofs-kit/erofs.hpp"
+#include "lib/errors.h"
+#include "lib/progress_relay.h"
+#include "writer/builder.h"
+#include "writer/option_text.h"
+#include "writer/source_dir.h"
+#include "writer/source_tar.h"
+#include "writer/spill_file.h"
+
+namespace erofs {
+namespace {
+
+writer::BuildOptions build_options(const BuildSettings& s) {
+  writer::BuildOptions o;
+  o.block_size = s.block_size;
+  o.chunk_size = s.chunk_size;
+  o.label = s.label;
+  o.fixed_time = s.timestamp;
+  writer::apply_uuid(s.uuid, o);
+  writer::apply_extended_options(s.extended, o);
+  writer::apply_algorithms(s.compression, o);
+  writer::finish_compression_options(o, s.pcluster_bytes, s.workers,
+                                     s.compress_hints.empty() ? std::vector<writer::CompressHint>{}
+                                                              : writer::read_compress_hints(s.compress_hints));
+  o.source.all_root = s.all_root;
+  o.source.force_uid = s.force_uid;
+  o.source.force_gid = s.force_gid;
+  o.source.exclude_paths = s.exclude_paths;
+  o.source.exclude_regexes = s.exclude_regexes;
+  o.warn = s.on_warning ? s.on_warning : [](const std::string&) {};
+  return o;
+}
+
+BuildSummary summary(const writer::BuildStats& st) {
+  BuildSummary b;
+  b.inodes = st.inodes;
+  b.regular_files = st.regular_files;
+  b.directories = st.directories;
+  b.symlinks = st.symlinks;
+  b.special_files = st.specials;
+  b.hard_links = st.hard_links;
+  b.bytes_in = st.bytes_in;
+  b.image_bytes = st.image_bytes;
+  b.compressed_files = st.compressed_files;
+  b.seconds = st.seconds;
+  return b;
+}
+
+// Builds the tree `scan` makes (called with the options) and reports progress meanwhile.
+template <class Scan>
+Result<BuildSummary> build_from(const BuildSettings& settings, const std::string& image_path, Scan&& scan) {
+  return lib::guarded<BuildSummary>([&] {
+    auto o = build_options(settings);
+    lib::ProgressRelay relay(settings.on_progress, settings.progress_interval_ms);
+    o.progress = relay.counters();
+    decltype(auto) tree = scan(o);
+    auto stats = writer::build_image(tree, image_path, o);
+    relay.finish();
+    return summary(stats);
+  });
+}
+
+uint32_t type_bits(FileType type) {
+  switch (type) {
+    case FileType::Regular: return S_IFREG;
+    case FileType::Directory: return S_IFDIR;
+    case FileType::Symlink: return S_IFLNK;
+    case FileType::CharDevice: return S_IFCHR;
+    case FileType::BlockDevice: return S_IFBLK;
+    case FileType::Fifo: return S_IFIFO;
+    case FileType::Socket: return S_IFSOCK;
+  }
+  return 0;
+}
+
+}  // namespace
+
+struct ImageBuilder::Impl {
+  BuildSettings settings;
+  writer::Tree tree;
+  std::unordered_map<std::string, writer::Inode*> by_path;  // "a/b"; the root is ""
+  std::vector<std::pair<writer::Inode*, std::string>> contents;  // add_file data not yet spilled
+  std::vector<std::unique_ptr<writer::SpillFile>> spills;         // add_file data of earlier writes
+
+  // "a/b" for "/a//b/"; an error for ".", "..", empty or over-long names.
+  static Result<std::string> normalize(std::string_view path) {
+    std::string out;
+    size_t pos = 0;
+    while (pos < path.size()) {
+      size_t slash = path.find('/', pos);
+      auto name = path.substr(pos, slash == std::string_view::npos ? std::string_view::npos : slash - pos);
+      pos = slash == std::string_view::npos ? path.size() : slash + 1;
+      if (name.empty()) continue;
+      if (name == "." || name == ".." || name.size() > 255 || name.find('\0') != std::string_view::npos)
+        return lib::invalid_argument("invalid name '" + std::string(name) + "' in path " + std::string(path));
+      if (!out.empty()) out += '/';
+      out += name;
+    }
+    return out;
+  }
+
+  Result<void> set_meta(writer::Inode& ino, const EntryMeta& meta, uint32_t type) {
+    if (meta.mode & ~07777u) return lib::invalid_argument("mode holds more than permission bits");
+    ino.mode = type | meta.mode;
+    ino.uid = settings.all_root ? 0 : settings.force_uid.value_or(meta.uid);
+    ino.gid = settings.all_root ? 0 : settings.force_gid.value_or(meta.gid);
+    ino.mtime = settings.timestamp.value_or(meta.mtime);
+    ino.mtime_nsec = settings.timestamp ? 0 : meta.mtime_nsec;
+    if (meta.mtime_nsec >= 1000000000) return lib::invalid_argument("mtime_nsec must be below 10^9");
+    ino.xattrs.clear();
+    for (auto& x : meta.xattrs) ino.xattrs.emplace_back(x.name, x.value);
+    std::sort(ino.xattrs.begin(), ino.xattrs.end());
+    for (size_t i = 1; i < ino.xattrs.size(); ++i)
+      if (ino.xattrs[i].first == ino.xattrs[i - 1].first)
+        return lib::invalid_argument("xattr " + ino.xattrs[i].first + " given twice");
+    return {};
+  }
+
+  // Links a new entry under its parent; `make` fills the inode.
+  template <class Make>
+  Result<void> add(std::string_view path, const EntryMeta& meta, uint32_t type, Make&& make) {
+    auto norm = normalize(path);
+    if (!norm) return norm.error();
+    const std::string& p = norm.value();
+    if (p.empty()) return lib::invalid_argument("the root exists already (use set_root for its metadata)");
+    if (by_path.count(p)) return lib::invalid_argument(p + " was added already");
+    size_t slash = p.rfind('/');
+    std::string parent_path = slash == std::string::npos ? "" : p.substr(0, slash);
+    auto parent = by_path.find(parent_path);
+    if (parent == by_path.end() || !parent->second->is_dir())
+      return Error{ErrorCode::NotFound, ENOENT, p + ": parent directory /" + parent_path + " was not added"};
+    auto ino = std::make_unique<writer::Inode>();
+    if (auto r = set_meta(*ino, meta, type); !r) return r;
+    if (auto r = make(*ino, p); !r) return r;
+    writer::Inode* raw = tree.add(std::move(ino));
+    parent->second->children.push_back({p.substr(slash + 1), raw});
+    by_path.emplace(p, raw);
+    return {};
+  }
+};
+
+ImageBuilder::ImageBuilder(BuildSettings settings) : impl_(std::make_unique<Impl>()) {
+  impl_->settings = std::move(settings);
+  auto root = std::make_unique<writer::Inode>();
+  EntryMeta meta;
+  meta.mode = 0755;
+  (void)impl_->set_meta(*root, meta, S_IFDIR);
+  impl_->tree.root = impl_->tree.add(std::move(root));
+  impl_->by_path.emplace("", impl_->tree.root);
+}
+ImageBuilder::ImageBuilder(ImageBuilder&&) noexcept = default;
+ImageBuilder& ImageBuilder::operator=(ImageBuilder&&) noexcept = default;
+ImageBuilder::~ImageBuilder() = default;
+
+Result<void> ImageBuilder::set_root(const EntryMeta& meta) {
+  return impl_->set_meta(*impl_->tree.root, meta, S_IFDIR);
+}
+
+Result<void> ImageBuilder::add_directory(std::string_view path, const EntryMeta& meta) {
+  return impl_->add(path, meta, S_IFDIR, [](writer::Inode&, const std::string&) { return Result<void>(); });
+}
+
+Result<void> ImageBuilder::add_file(std::string_view path, const EntryMeta& meta, std::string_view content) {
+  return impl_->add(path, meta, S_IFREG, [&](writer::Inode& ino, const std::string& p) {
+    ino.size = content.size();
+    ino.image_path = ino.source_path = p;
+    impl_->contents.emplace_back(&ino, std::string(content));
+    return Result<void>();
+  });
+}
+
+Result<void> ImageBuilder::add_file_from(std::string_view path, const EntryMeta& meta, const std::string& source) {
+  return impl_->add(path, meta, S_IFREG, [&](writer::Inode& ino, const std::string& p) -> Result<void> {
+    struct stat st;
+    if (::stat(source.c_str(), &st) != 0)
+      return Error{errno == ENOENT ? ErrorCode::NotFound : ErrorCode::Io, errno, source + ": " + std::strerror(errno)};
+    if (!S_ISREG(st.st_mode)) return lib::invalid_argument(source + ": not a regular file");
+    ino.size = uint64_t(st.st_size);
+    ino.source_path = source;
+    ino.image_path = p;
+    return {};
+  });
+}
+
+Result<void> ImageBuilder::add_symlink(std::string_view path, const EntryMeta& meta, std::string_view target) {
+  return impl_->add(path, meta, S_IFLNK, [&](writer::Inode& ino, const std::string&) -> Result<void> {
+    if (target.empty() || target.size() > 4095) return lib::invalid_argument("symlink target must be 1 to 4095 bytes");
+    ino.symlink_target = std::string(target);
+    ino.size = target.size();
+    return {};
+  });
+}
+
+Result<void> ImageBuilder::add_special(std::string_view path, const EntryMeta& meta, FileType type,
+                                       uint32_t rdev_major, uint32_t rdev_minor) {
+  if (type != FileType::CharDevice && type != FileType::BlockDevice && type != FileType::Fifo &&
+      type != FileType::Socket)
+    return lib::invalid_argument("add_special takes a device, FIFO or socket type");
+  return impl_->add(path, meta, type_bits(type), [&](writer::Inode& ino, const std::string&) {
+    ino.rdev_major = rdev_major;
+    ino.rdev_minor = rdev_minor;
+    return Result<void>();
+  });
+}
+
+Result<void> ImageBuilder::add_hard_link(std::string_view path, std::string_view target) {
+  auto t = Impl::normalize(target);
+  if (!t) return t.error();
+  auto it = impl_->by_path.find(t.value());
+  if (it == impl_->by_path.end())
+    return Error{ErrorCode::NotFound, ENOENT, "hard link target " + std::string(target) + " was not added"};
+  writer::Inode* existing = it->second;
+  if (existing->is_dir()) return lib::invalid_argument("cannot hard-link directory " + std::string(target));
+  auto norm = Impl::normalize(path);
+  if (!norm) return norm.error();
+  const std::string& p = norm.value();
+  if (p.empty() || impl_->by_path.count(p)) return lib::invalid_argument(p + " was added already");
+  size_t slash = p.rfind('/');
+  auto parent = impl_->by_path.find(slash == std::string::npos ? "" : p.substr(0, slash));
+  if (parent == impl_->by_path.end() || !parent->second->is_dir())
+    return Error{ErrorCode::NotFound, ENOENT, p + ": parent directory was not added"};
+  parent->second->children.push_back({p.substr(slash + 1), existing});
+  impl_->by_path.emplace(p, existing);
+  return {};
+}
+
+Result<void> ImageBuilder::add_xattr(std::string_view path, const Xattr& xattr) {
+  auto norm = Impl::normalize(path);
+  if (!norm) return norm.error();
+  auto it = impl_->by_path.find(norm.value());
+  if (it == impl_->by_path.end()) return Error{ErrorCode::NotFound, ENOENT, std::string(path) + " was not added"};
+  if (xattr.name.empty()) return lib::invalid_argument("empty xattr name");
+  auto& list = it->second->xattrs;
+  auto pos = std::lower_bound(list.begin(), list.end(), xattr.name,
+                              [](const auto& entry, const std::string& name) { return entry.first < name; });
+  if (pos != list.end() && pos->first == xattr.name) pos->second = xattr.value;
+  else list.insert(pos, {xattr.name, xattr.value});
+  return {};
+}
+
+Result<BuildSummary> ImageBuilder::write(const std::string& image_path) {
+  return build_from(impl_->settings, image_path, [&](const writer::BuildOptions&) -> writer::Tree& {
+    if (!impl_->contents.empty()) {
+      auto& spill = impl_->spills.emplace_back(std::make_unique<writer::SpillFile>(image_path));
+      for (auto& [ino, bytes] : impl_->contents) {
+        auto span = std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+        ino->data_offset = spill->append(span).offset;
+        ino->data_fd = spill->fd();
+      }
+      impl_->contents.clear();
+    }
+    impl_->tree.finish();
+    return impl_->tree;
+  });
+}
+
+Result<BuildSummary> ImageBuilder::from_directory(const std::string& source_dir, const std::string& image_path,
+                                                  const BuildSettings& settings) {
+  return build_from(settings, image_path, [&](const writer::BuildOptions& o) {
+    return writer::scan_directory(source_dir, o.source, o.warn).tree;
+  });
+}
+
+Result<BuildSummary> ImageBuilder::from_tar(const std::string& archive, const std::string& image_path,
+                                            const BuildSettings& settings) {
+  return build_from(settings, image_path, [&](const writer::BuildOptions& o) {
+    return writer::scan_tar(archive, image_path, o.source, {settings.aufs, settings.ovlfs_strip}, o.warn).tree;
+  });
+}
+
+}  // namespace erofs
