@@ -12,6 +12,7 @@
 #include "writer/builder.h"
 #include "writer/option_text.h"
 #include "writer/source_dir.h"
+#include "writer/source_mtree.h"
 #include "writer/source_tar.h"
 #include "writer/spill_file.h"
 
@@ -273,6 +274,13 @@ Result<BuildSummary> ImageBuilder::from_tar(const std::string& archive, const st
                                             const BuildSettings& settings) {
   return build_from(settings, image_path, [&](const writer::BuildOptions& o) {
     return writer::scan_tar(archive, image_path, o.source, {settings.aufs, settings.ovlfs_strip}, o.warn).tree;
+  });
+}
+
+Result<BuildSummary> ImageBuilder::from_mtree(const std::string& manifest, const std::string& content_root,
+                                              const std::string& image_path, const BuildSettings& settings) {
+  return build_from(settings, image_path, [&](const writer::BuildOptions& o) {
+    return writer::scan_mtree(manifest, content_root, o.source, o.warn).tree;
   });
 }
 

@@ -310,4 +310,11 @@ int erofs_build_tar(erofs_builder* b, const char* archive, const char* image_pat
   });
 }
 
+int erofs_build_mtree(erofs_builder* b, const char* manifest, const char* content_root, const char* image_path,
+                      erofs_build_summary* summary, erofs_error** error) {
+  return build_with(b, summary, error, [&](const erofs::BuildSettings& s) {
+    return erofs::ImageBuilder::from_mtree(manifest, content_root ? content_root : "", image_path, s);
+  });
+}
+
 }  // extern "C"
