@@ -13,8 +13,10 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <limits>
 #include <map>
 
+#include "format/xattr.h"
 #include "writer/errors.h"
 #include "writer/source_paths.h"
 
@@ -92,6 +94,15 @@ struct ArchiveFree {
 bool conversion_warning(archive* a) {
   const char* m = archive_error_string(a);
   return m && std::strstr(m, "can't be converted");
+}
+
+// Whether EROFS can store the xattr: a known namespace prefix, at most 255 bytes of name after it
+// and 65535 bytes of value (the entry header's name_len and value_size). A directory on Linux
+// cannot hold anything else, but an archive can.
+bool storable_xattr(const std::string& name, const std::string& value) {
+  auto split = format::split_xattr_name(name);
+  return split && split->suffix.size() <= std::numeric_limits<decltype(format::XattrEntryHeader::name_len)>::max() &&
+         value.size() <= std::numeric_limits<decltype(format::XattrEntryHeader::value_size)>::max();
 }
 
 uint16_t acl_tag(int libarchive_tag) {
@@ -201,6 +212,12 @@ class TarScanner {
       if (!x.count(name)) x[name] = posix_acl_xattr(std::move(entries));
     }
     if (topt_.ovlfs_strip) std::erase_if(x, [](auto& kv) { return kv.first.starts_with("trusted.overlay."); });
+    // Left out here rather than by the builder, so that the tree describes the image (--verify).
+    std::erase_if(x, [&](auto& kv) {
+      if (storable_xattr(kv.first, kv.second)) return false;
+      if (warn_) warn_(tree_->prefix(entry) + "xattr " + kv.first + " cannot be stored in EROFS (dropped)");
+      return true;
+    });
     ino.xattrs.assign(x.begin(), x.end());
   }
 

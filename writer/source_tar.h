@@ -10,6 +10,10 @@
 // only updates its metadata. Directories that appear only as parents of other entries get mode
 // 0755, owner 0:0 (subject to --all-root/--force-uid/--force-gid) and the newest mtime of any
 // entry in the archive, so equal archives give equal images.
+//
+// Xattrs EROFS cannot store (a name without a known namespace prefix such as "user." or
+// "trusted.", more than 255 bytes of name after the prefix, a value over 65535 bytes) are left
+// out with a warning naming the entry.
 #pragma once
 
 #include <cstdint>
