@@ -4,8 +4,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -17,6 +15,7 @@
 #include "writer/builder.h"
 #include "writer/errors.h"
 #include "writer/image_file.h"
+#include "writer/option_text.h"
 #include "writer/source_dir.h"
 #include "writer/source_mtree.h"
 #include "writer/source_tar.h"
@@ -26,68 +25,6 @@ namespace erofs::tools {
 namespace {
 
 using writer::BuildOptions;
-
-std::array<uint8_t, 16> parse_uuid(const std::string& text) {
-  std::array<uint8_t, 16> u{};
-  std::string hex;
-  for (char c : text)
-    if (c != '-') hex += c;
-  if (hex.size() != 32 || hex.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
-    throw CLI::ValidationError("-U", "invalid UUID '" + text + "' (expected random, clear or xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)");
-  for (int i = 0; i < 16; ++i) u[i] = uint8_t(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
-  return u;
-}
-
-writer::CompressionOptions& compression(BuildOptions& o) {
-  if (!o.compression) o.compression.emplace();
-  return *o.compression;
-}
-
-// mkfs.erofs's hint file: one "PCLUSTER_BYTES REGEX [ALGORITHM_INDEX]" per line, '#' comments.
-std::vector<writer::CompressHint> read_compress_hints(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read compress hints " + path + ": " + std::strerror(errno));
-  std::vector<writer::CompressHint> hints;
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    std::istringstream fields(line);
-    std::string size;
-    if (!(fields >> size) || size.starts_with("#")) continue;
-    writer::CompressHint h;
-    try {
-      h.pcluster_bytes = uint32_t(std::stoul(size));
-    } catch (const std::exception&) {
-      throw std::runtime_error(fmt::format("{}:{}: '{}' is not a pcluster size", path, n, size));
-    }
-    if (!(fields >> h.pattern)) throw std::runtime_error(fmt::format("{}:{}: missing the path pattern", path, n));
-    std::string alg;
-    if (fields >> alg) {
-      if (alg.find_first_not_of("0123456789") != std::string::npos)
-        throw std::runtime_error(fmt::format("{}:{}: '{}' is not an algorithm index", path, n, alg));
-      h.algorithm = unsigned(std::stoul(alg));
-    }
-    hints.push_back(std::move(h));
-  }
-  return hints;
-}
-
-void apply_extended_options(const std::string& list, BuildOptions& o) {
-  size_t pos = 0;
-  while (pos <= list.size()) {
-    size_t comma = list.find(',', pos);
-    std::string opt = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    pos = comma == std::string::npos ? list.size() + 1 : comma + 1;
-    if (opt.empty()) continue;
-    if (opt == "force-inode-compact") o.inode_form = writer::InodeForm::Compact;
-    else if (opt == "force-inode-extended") o.inode_form = writer::InodeForm::Extended;
-    else if (opt == "legacy-compress") compression(o).full_indexes = true;
-    else if (opt == "ztailpacking") compression(o).ztailpacking = true;
-    else if (opt == "fragments") compression(o).fragments = true;
-    else if (opt == "all-fragments") compression(o).all_fragments = compression(o).fragments = true;
-    else if (opt == "dedupe") compression(o).dedupe = true;
-    else throw CLI::ValidationError("-E", "unknown extended option '" + opt + "'");
-  }
-}
 
 int run_mkfs(int argc, char** argv) {
   CLI::App app{
@@ -181,17 +118,6 @@ int run_mkfs(int argc, char** argv) {
   o.block_size = block_size;
   o.chunk_size = chunk_size;
   o.label = label;
-  if (uuid_text == "random") o.uuid_mode = writer::UuidMode::Random;
-  else if (uuid_text == "clear") o.uuid_mode = writer::UuidMode::Clear;
-  else if (!uuid_text.empty()) {
-    try {
-      o.uuid = parse_uuid(uuid_text);
-    } catch (const CLI::ValidationError& e) {
-      fmt::print(stderr, "erofs mkfs: {}\n", e.what());
-      return kExitError;
-    }
-    o.uuid_mode = writer::UuidMode::Fixed;
-  }
   if (!timestamp)
     if (const char* sde = std::getenv("SOURCE_DATE_EPOCH"); sde && *sde) {
       char* end = nullptr;
@@ -205,39 +131,14 @@ int run_mkfs(int argc, char** argv) {
   o.fixed_time = timestamp;
   o.mkfs_time_only = mkfs_time;
   try {
-    apply_extended_options(extended, o);
-  } catch (const CLI::ValidationError& e) {
+    writer::apply_uuid(uuid_text, o);
+    writer::apply_extended_options(extended, o);
+    writer::apply_algorithms(algorithms, o);
+    writer::finish_compression_options(
+        o, pcluster_bytes, workers,
+        hints_file.empty() ? std::vector<writer::CompressHint>{} : writer::read_compress_hints(hints_file));
+  } catch (const writer::OptionError& e) {
     fmt::print(stderr, "erofs mkfs: {}\n", e.what());
-    return kExitError;
-  }
-  if (!algorithms.empty()) {
-    try {
-      auto& c = compression(o);
-      size_t colon = algorithms.find(':');
-      c.algorithms.push_back(compress::parse_spec(algorithms.substr(0, colon)));
-      if (colon != std::string::npos) c.algorithms.push_back(compress::parse_spec(algorithms.substr(colon + 1)));
-    } catch (const compress::SpecError& e) {
-      fmt::print(stderr, "erofs mkfs: -z: {}\n", e.what());
-      return kExitError;
-    }
-  }
-  if (o.compression) {
-    if (o.compression->algorithms.empty()) {
-      fmt::print(stderr, "erofs mkfs: -E {} needs a compression algorithm (-z)\n", extended);
-      return kExitError;
-    }
-    o.compression->pcluster_bytes = pcluster_bytes;
-    if (!hints_file.empty()) {
-      try {
-        o.compression->hints = read_compress_hints(hints_file);
-      } catch (const std::exception& e) {
-        fmt::print(stderr, "erofs mkfs: {}\n", e.what());
-        return kExitError;
-      }
-    }
-    o.compression->workers = workers;
-  } else if (pcluster_bytes) {
-    fmt::print(stderr, "erofs mkfs: -C needs a compression algorithm (-z)\n");
     return kExitError;
   }
   o.source = {all_root, force_uid, force_gid, exclude_paths, exclude_regexes, ignore_unreadable};

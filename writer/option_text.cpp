@@ -62,7 +62,7 @@ void apply_algorithms(const std::string& text, BuildOptions& o) {
     c.algorithms.push_back(compress::parse_spec(text.substr(0, colon)));
     if (colon != std::string::npos) c.algorithms.push_back(compress::parse_spec(text.substr(colon + 1)));
   } catch (const compress::SpecError& e) {
-    throw OptionError(e.what());
+    throw OptionError(std::string("-z: ") + e.what());
   }
 }
 
