@@ -20,7 +20,7 @@
 #     and no temporary file left.
 #
 # Needs root, loop devices, a kernel with erofs and bsdtar (libarchive-tools); skips (77) otherwise.
-# shellcheck disable=SC2317  # (functions below are called indirectly, through check)
+# shellcheck disable=SC2317,SC2016  # (functions called through check; bash -c scripts in single quotes)
 # shellcheck source-path=SCRIPTDIR source=lib.bash
 source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 
@@ -96,7 +96,8 @@ cat >"$st/image.mtree" <<'EOF'
 EOF
 check "mkfs --mtree (default content root: the manifest's directory)" \
     bash -c 'cd / && "$1" mkfs -q --mtree "$2" "$3"' _ "$EROFS" "$W/meta.img" "$st/image.mtree"
-# stat_is PATH WANT: `stat -c '%A %u %g %Y.%y %t,%T'`-style line of PATH in the mounted image
+# stat_is PATH WANT: PATH in the mounted image has "OCTAL-MODE UID GID MTIME.NANOSECONDS MAJOR:MINOR SIZE"
+# (device numbers in hex, as stat prints them)
 stat_is() {
     local got
     got=$(stat -c '%a %u %g %.9Y %t:%T %s' "$W/mnt/$1") || return 1
