@@ -21,7 +21,23 @@ constexpr unsigned kMax2BLclusterBits = 12;         // 2B packs only 12
 constexpr unsigned kCompactLoBitsMin = 12;          // clusterofs/delta field width is at least 12 bits
 constexpr uint32_t kFullIndexStartPad = format::kMapHeaderSize + format::kFullIndexReserved;
 
+std::atomic<uint64_t> records_read{0};  // 4-byte extent records, for CompressedMap::extent_records_read
+
 }  // namespace
+
+std::shared_ptr<ExtentStarts::Table> ExtentStarts::table(uint64_t nid, uint64_t records_pos) {
+  std::lock_guard l(mutex_);
+  // Tables in use stay alive through their shared_ptr; the next lookups rebuild what they need.
+  if (total_.load(std::memory_order_relaxed) > kMaxSums || tables_.size() >= kMaxTables) {
+    tables_.clear();
+    total_ = 0;
+  }
+  auto& t = tables_[{nid, records_pos}];
+  if (!t) t = std::make_shared<Table>();
+  return t;
+}
+
+uint64_t CompressedMap::extent_records_read() { return records_read.load(std::memory_order_relaxed); }
 
 void CompressedMap::corrupt(const std::string& what) const {
   throw CorruptError(fmt::format("nid {}: {}", inode_.nid, what));
@@ -339,6 +355,40 @@ ZExtent CompressedMap::map_lclusters(uint64_t offset) const {
   return x;
 }
 
+uint64_t CompressedMap::add_lengths(uint64_t base, uint64_t pos, uint64_t n) const {
+  uint8_t chunk[ExtentStarts::kStride * 4];
+  while (n > 0) {
+    const size_t k = size_t(std::min<uint64_t>(n, sizeof chunk / 4));
+    image_.read_meta(inode_.in_metabox(), pos, std::span(chunk, k * 4));
+    for (size_t i = 0; i < k; ++i) base = checked::add(base, format::get_le32(chunk + 4 * i) & format::kExtentPlenMask);
+    records_read.fetch_add(k, std::memory_order_relaxed);
+    pos += k * 4;
+    n -= k;
+  }
+  return base;
+}
+
+uint64_t CompressedMap::record_start(uint64_t index, uint64_t base, uint64_t records) const {
+  constexpr uint64_t S = ExtentStarts::kStride;
+  const uint64_t k = index / S;
+  if (k == 0) return add_lengths(base, records, index);
+  // The sum kept for record k * S, added up (once per image) from the last one kept before it.
+  const auto table = image_.extent_starts().table(inode_.nid, records);
+  uint64_t from;
+  {
+    std::lock_guard l(table->mutex);
+    auto& sums = table->sums;
+    if (sums.empty()) sums.push_back(base);
+    while (sums.size() <= k) {
+      const uint64_t next = add_lengths(sums.back(), records + (sums.size() - 1) * S * 4, S);
+      sums.push_back(next);
+      image_.extent_starts().added(1);
+    }
+    from = sums[k];
+  }
+  return add_lengths(from, records + k * S * 4, index - k * S);
+}
+
 ZExtent CompressedMap::map_encoded_extents(uint64_t offset) const {
   using namespace format;
   const bool mb = inode_.in_metabox();
@@ -355,16 +405,10 @@ ZExtent CompressedMap::map_encoded_extents(uint64_t offset) const {
     if (record_size_ == 4) {
       uint8_t start[8];
       image_.read_meta(mb, pos, start);
-      uint64_t pa = get_le64(start);
       pos += 8;
-      std::vector<uint8_t> chunk(size_t(std::min<uint64_t>(index, 16384)) * 4);
-      for (uint64_t i = 0; i < index;) {
-        const size_t n = size_t(std::min<uint64_t>(index - i, chunk.size() / 4));
-        image_.read_meta(mb, pos + i * 4, std::span(chunk).first(n * 4));
-        for (size_t k = 0; k < n; ++k) pa = checked::add(pa, get_le32(chunk.data() + 4 * k) & kExtentPlenMask);
-        i += n;
-      }
+      const uint64_t pa = record_start(index, get_le64(start), pos);
       image_.read_meta(mb, pos + index * 4, std::span(rec, 4));
+      records_read.fetch_add(1, std::memory_order_relaxed);
       r = ExtentRecord::decode(rec, 4);
       r.pstart = pa;
     } else {

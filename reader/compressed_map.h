@@ -3,8 +3,14 @@
 // fragments. Every index number is validated; the bytes are not read here.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "format/zmap.h"
 #include "reader/image.h"
@@ -31,8 +37,41 @@ struct ZExtent {
   bool partial = false;      // the stream decodes to more than llen bytes (dedupe PARTIAL_REF)
 };
 
+// Where the pclusters of files with 4-byte encoded-extent records start. Such a record holds only
+// a length: the pcluster of record i starts at the file's 64-bit base plus the lengths of records
+// 0..i-1. Adding them up again for every extent mapped would make reading a file quadratic in its
+// number of lclusters (each read request maps its extents afresh), so the sums are kept, one per
+// kStride records, for as long as the image is open: mapping then reads fewer than kStride records
+// past the nearest kept sum, and each record is added up once. One per image; thread-safe.
+class ExtentStarts {
+ public:
+  static constexpr uint64_t kStride = 512;  // one 8-byte sum per 2 KiB of records
+  // At most this many sums (32 MiB) and files are kept; past either, all are dropped and built
+  // again as needed.
+  static constexpr uint64_t kMaxSums = uint64_t(1) << 22;
+  static constexpr size_t kMaxTables = 4096;
+
+  struct Table {
+    std::mutex mutex;
+    std::vector<uint64_t> sums;  // sums[k]: start of record k * kStride (sums[0]: the base)
+  };
+  // The table of the file whose records start at `records_pos` (a position in its metadata stream).
+  std::shared_ptr<Table> table(uint64_t nid, uint64_t records_pos);
+  // Counts sums as they are added to a table, for the bound.
+  void added(uint64_t n) { total_.fetch_add(n, std::memory_order_relaxed); }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::pair<uint64_t, uint64_t>, std::shared_ptr<Table>> tables_;
+  std::atomic<uint64_t> total_{0};
+};
+
 class CompressedMap {
  public:
+  // Index records read for 4-byte encoded extents so far, by every CompressedMap of the process
+  // (for tests: the bound that keeps reads linear).
+  static uint64_t extent_records_read();
+
   // Reads and validates the map header of `inode`.
   CompressedMap(const ImageImpl& image, const Inode& inode);
   // The extent holding byte `offset` (< inode size).
@@ -63,6 +102,11 @@ class CompressedMap {
   uint64_t index_end() const;
   ZExtent map_lclusters(uint64_t offset) const;
   ZExtent map_encoded_extents(uint64_t offset) const;
+  // The start of the pcluster of 4-byte record `index`; `base` is the file's 64-bit start and
+  // `records` the position of record 0.
+  uint64_t record_start(uint64_t index, uint64_t base, uint64_t records) const;
+  // `base` plus the lengths of the `n` 4-byte records from position `pos`.
+  uint64_t add_lengths(uint64_t base, uint64_t pos, uint64_t n) const;
   ZExtent fragment(uint64_t la, uint64_t llen) const;
   [[noreturn]] void corrupt(const std::string& what) const;
 

@@ -58,6 +58,7 @@ class ImageImpl final : public Image {
 
   unsigned block_bits() const { return sb_.blkszbits; }
   uint16_t available_algorithms() const { return available_algs_; }
+  ExtentStarts& extent_starts() const { return extent_starts_; }
 
  private:
   void load_superblock(const OpenOptions& options);
@@ -107,6 +108,8 @@ class ImageImpl final : public Image {
   // Loaded on first use: reading them may need the packed or metabox inode's compressed data.
   mutable std::mutex prefixes_mutex_;
   mutable std::optional<std::vector<std::string>> prefixes_;
+  // Sums of 4-byte encoded-extent records (reader/compressed_map.h).
+  mutable ExtentStarts extent_starts_;
 };
 
 }  // namespace erofs::reader

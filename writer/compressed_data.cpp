@@ -24,17 +24,6 @@ namespace {
 
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
-void write_all(int fd, const uint8_t* p, size_t n, uint64_t off, const std::string& what) {
-  while (n) {
-    ssize_t w = ::pwrite(fd, p, n, off_t(off));
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) throw BuildError(errno_message(what, errno));
-    p += w;
-    n -= size_t(w);
-    off += uint64_t(w);
-  }
-}
-
 }  // namespace
 
 CompressedData::CompressedData(ImageFile& out, SpillFile& tails, const BuildOptions& o, const std::string& target)
@@ -71,17 +60,11 @@ CompressedData::CompressedData(ImageFile& out, SpillFile& tails, const BuildOpti
     }
   }
   if (copt_.fragments || copt_.all_fragments) {
-    // The spill file is unlinked at once, so nothing is left behind whatever happens.
-    packed_path_ = target + ".packed.XXXXXX";
-    packed_fd_ = ::mkostemp(packed_path_.data(), O_CLOEXEC);
-    if (packed_fd_ < 0) throw BuildError(errno_message("cannot create " + packed_path_, errno));
-    ::unlink(packed_path_.c_str());
+    packed_ = std::make_unique<SpillFile>(target);
   }
 }
 
-CompressedData::~CompressedData() {
-  if (packed_fd_ >= 0) ::close(packed_fd_);
-}
+CompressedData::~CompressedData() = default;
 
 CompressedData::Job CompressedData::job_for(Plan* p) {
   Job j{p, p->src->source_path, p->src->size, p->src->data_fd};
@@ -110,9 +93,9 @@ void CompressedData::write_files(const std::vector<Plan*>& files, BuildStats& st
 }
 
 bool CompressedData::write_packed(Plan& packed, BuildStats& stats) {
-  if (packed_size_ == 0) return false;
-  packed.data_size = packed.src->size = packed_size_;
-  compress_all({{&packed, packed_path_, packed_size_, packed_fd_}}, false, false, stats);
+  if (!packed_ || packed_->size() == 0) return false;
+  packed.data_size = packed.src->size = packed_->size();
+  compress_all({{&packed, "the fragments beside the image", packed_->size(), packed_->fd()}}, false, false, stats);
   return true;
 }
 
@@ -337,7 +320,7 @@ void CompressedData::whole_file_fragment(Plan& p, BuildStats& stats) {
   int fd = own_fd ? open_source_file(p.src->source_path) : p.src->data_fd;
   if (fd < 0) throw BuildError(errno_message("cannot read " + p.src->source_path, errno));
   // Streamed into the spill file while hashing; a duplicate is cut off again.
-  const uint64_t off = packed_size_, size = p.src->size;
+  const uint64_t off = packed_->size(), size = p.src->size;
   XXH3_state_t* state = XXH3_createState();
   XXH3_128bits_reset(state);
   std::vector<uint8_t> buf(1 << 20);
@@ -351,7 +334,7 @@ void CompressedData::whole_file_fragment(Plan& p, BuildStats& stats) {
     }
     XXH3_128bits_update(state, buf.data(), size_t(n));
     try {
-      write_all(packed_fd_, buf.data(), size_t(n), off + done, "writing fragments beside the image");
+      packed_->append({buf.data(), size_t(n)});
     } catch (...) {
       if (own_fd) ::close(fd);
       XXH3_freeState(state);
@@ -370,8 +353,7 @@ void CompressedData::whole_file_fragment(Plan& p, BuildStats& stats) {
   p.z.block_bits = bits_;
   p.z.compact = false;
   auto [it, fresh] = fragment_offsets_.try_emplace({h.low64, h.high64, size}, off);
-  if (fresh) packed_size_ += size;
-  else if (::ftruncate(packed_fd_, off_t(off)) != 0) throw BuildError(errno_message("truncating the fragment file", errno));
+  if (!fresh) packed_->truncate(off);
   p.z.fragment_off = it->second;
   stats.bytes_in += size;
   ++stats.compressed_files;
@@ -383,10 +365,8 @@ void CompressedData::whole_file_fragment(Plan& p, BuildStats& stats) {
 
 uint64_t CompressedData::add_fragment(std::span<const uint8_t> raw) {
   XXH128_hash_t h = XXH3_128bits(raw.data(), raw.size());
-  auto [it, fresh] = fragment_offsets_.try_emplace({h.low64, h.high64, uint64_t(raw.size())}, packed_size_);
-  if (!fresh) return it->second;
-  write_all(packed_fd_, raw.data(), raw.size(), packed_size_, "writing fragments beside the image");
-  packed_size_ += raw.size();
+  auto [it, fresh] = fragment_offsets_.try_emplace({h.low64, h.high64, uint64_t(raw.size())}, packed_->size());
+  if (fresh) packed_->append(raw);
   return it->second;
 }
 

@@ -86,9 +86,7 @@ class CompressedData {
   std::vector<std::regex> hint_patterns_;
   std::map<const Plan*, unsigned> file_algorithm_;  // files whose hint picked another algorithm
   // Fragments are appended to a spill file beside the image; equal ones are stored once.
-  std::string packed_path_;
-  int packed_fd_ = -1;
-  uint64_t packed_size_ = 0;
+  std::unique_ptr<SpillFile> packed_;  // the packed inode's content (fragments), when used
   std::map<std::tuple<uint64_t, uint64_t, uint64_t>, uint64_t> fragment_offsets_;  // (hash, length) -> offset
 };
 

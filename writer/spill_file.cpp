@@ -30,6 +30,11 @@ SpillRef SpillFile::append(std::span<const uint8_t> bytes) {
   return ref;
 }
 
+void SpillFile::truncate(uint64_t size) {
+  if (::ftruncate(fd_, off_t(size)) != 0) throw BuildError(errno_message("truncating a temporary file beside the image", errno));
+  size_ = size;
+}
+
 void SpillFile::read(const SpillRef& ref, uint8_t* out) const {
   for (size_t done = 0; done < ref.size;) {
     ssize_t n = ::pread(fd_, out + done, ref.size - done, off_t(ref.offset + done));

@@ -24,6 +24,9 @@ class SpillFile {
   SpillRef append(std::span<const uint8_t> bytes);
   void read(const SpillRef& ref, uint8_t* out) const;
   int fd() const { return fd_; }  // for readers that pread the bytes themselves
+  uint64_t size() const { return size_; }
+  // Drops the bytes from `size` on (the last appends, when they turned out not to be needed).
+  void truncate(uint64_t size);
 
  private:
   int fd_ = -1;
