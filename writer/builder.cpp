@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "format/constants.h"
 #include "format/dirent.h"
@@ -120,7 +121,7 @@ class Builder {
   // Breadth-first order: a directory's children's inodes sit together, close to it.
   void plan_inodes() {
     std::deque<Inode*> queue = {tree_.root};
-    std::unordered_map<const Inode*, bool> seen = {{tree_.root, true}};
+    std::unordered_set<const Inode*> seen = {tree_.root};
     while (!queue.empty()) {
       Inode* ino = queue.front();
       queue.pop_front();
@@ -139,7 +140,7 @@ class Builder {
       p.inline_tail = tail && isize + p.xattr_size + tail <= bs_ && !flat_decided_later;
       p.tail_size = p.inline_tail ? uint32_t(tail) : 0;
       for (auto& d : ino->children)
-        if (seen.emplace(d.inode, true).second) queue.push_back(d.inode);
+        if (seen.insert(d.inode).second) queue.push_back(d.inode);
       count(ino, p);
     }
   }
@@ -159,11 +160,11 @@ class Builder {
     data_start_ = out.offset() / bs_;
     std::vector<Inode*> order;
     std::vector<Inode*> stack = {tree_.root};
-    std::unordered_map<const Inode*, bool> done;
+    std::unordered_set<const Inode*> done;
     while (!stack.empty()) {
       Inode* ino = stack.back();
       stack.pop_back();
-      if (!done.emplace(ino, true).second) continue;
+      if (!done.insert(ino).second) continue;
       order.push_back(ino);
       for (auto it = ino->children.rbegin(); it != ino->children.rend(); ++it) stack.push_back(it->inode);
     }
