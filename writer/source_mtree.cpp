@@ -405,8 +405,7 @@ class MtreeScanner {
       }
       case S_IFCHR:
       case S_IFBLK:
-        ino->rdev_major = uint32_t(archive_entry_rdevmajor(e));
-        ino->rdev_minor = uint32_t(archive_entry_rdevminor(e));
+        tree_->set_device(*ino, archive_entry_rdevmajor(e), archive_entry_rdevminor(e), entry);
         break;
       case S_IFIFO:
       case S_IFSOCK: break;

@@ -3,6 +3,7 @@
 #include <archive.h>
 #include <sys/stat.h>
 
+#include "format/inode.h"
 #include "writer/errors.h"
 
 namespace erofs::writer {
@@ -62,6 +63,16 @@ void TreeAssembler::apply_owner_overrides(Inode& ino) const {
   if (opt_.all_root) ino.uid = ino.gid = 0;
   if (opt_.force_uid) ino.uid = *opt_.force_uid;
   if (opt_.force_gid) ino.gid = *opt_.force_gid;
+}
+
+void TreeAssembler::set_device(Inode& ino, uint64_t major, uint64_t minor, const std::string& entry) const {
+  uint32_t ma = 0, mi = 0;
+  if (major <= UINT32_MAX && minor <= UINT32_MAX) format::decode_rdev(format::encode_rdev(uint32_t(major), uint32_t(minor)), ma, mi);
+  if (ma != major || mi != minor)
+    throw BuildError(prefix(entry) + "device number " + std::to_string(major) + "," + std::to_string(minor) +
+                     " does not fit (major at most 4095, minor at most 1048575)");
+  ino.rdev_major = ma;
+  ino.rdev_minor = mi;
 }
 
 void TreeAssembler::note_mtime(int64_t mtime) {

@@ -46,6 +46,9 @@ class TreeAssembler {
   bool excluded(const std::vector<std::string>& parts) const;
 
   void apply_owner_overrides(Inode& ino) const;
+  // A character or block device's number; throws when EROFS cannot store it (its 32-bit rdev
+  // holds a 12-bit major and a 20-bit minor, as Linux's dev_t does).
+  void set_device(Inode& ino, uint64_t major, uint64_t minor, const std::string& entry) const;
   // An entry's mtime; the newest becomes the implicit directories' mtime.
   void note_mtime(int64_t mtime);
 

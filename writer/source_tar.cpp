@@ -336,8 +336,7 @@ class TarScanner {
       }
       case AE_IFCHR:
       case AE_IFBLK:
-        ino->rdev_major = uint32_t(archive_entry_rdevmajor(e));
-        ino->rdev_minor = uint32_t(archive_entry_rdevminor(e));
+        tree_->set_device(*ino, archive_entry_rdevmajor(e), archive_entry_rdevminor(e), entry);
         break;
       case AE_IFIFO:
       case AE_IFSOCK: break;

@@ -13,7 +13,8 @@
 //
 // Xattrs EROFS cannot store (a name without a known namespace prefix such as "user." or
 // "trusted.", more than 255 bytes of name after the prefix, a value over 65535 bytes) are left
-// out with a warning naming the entry.
+// out with a warning naming the entry. A device number EROFS cannot store (a major above 4095, a
+// minor above 1048575) is an error naming the entry.
 #pragma once
 
 #include <cstdint>
