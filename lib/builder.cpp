@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "erofs-kit/erofs.hpp"
+#include "format/inode.h"
 #include "lib/errors.h"
 #include "lib/progress_relay.h"
 #include "writer/builder.h"
@@ -205,6 +206,10 @@ Result<void> ImageBuilder::add_special(std::string_view path, const EntryMeta& m
   if (type != FileType::CharDevice && type != FileType::BlockDevice && type != FileType::Fifo &&
       type != FileType::Socket)
     return lib::invalid_argument("add_special takes a device, FIFO or socket type");
+  uint32_t major = 0, minor = 0;
+  format::decode_rdev(format::encode_rdev(rdev_major, rdev_minor), major, minor);
+  if (major != rdev_major || minor != rdev_minor)
+    return lib::invalid_argument("device number does not fit (major at most 4095, minor at most 1048575)");
   return impl_->add(path, meta, type_bits(type), [&](writer::Inode& ino, const std::string&) {
     ino.rdev_major = rdev_major;
     ino.rdev_minor = rdev_minor;

@@ -19,6 +19,7 @@
 #include "format/xattr.h"
 #include "writer/errors.h"
 #include "writer/source_paths.h"
+#include "writer/xattr_plan.h"
 
 namespace erofs::writer {
 namespace {
@@ -94,15 +95,6 @@ struct ArchiveFree {
 bool conversion_warning(archive* a) {
   const char* m = archive_error_string(a);
   return m && std::strstr(m, "can't be converted");
-}
-
-// Whether EROFS can store the xattr: a known namespace prefix, at most 255 bytes of name after it
-// and 65535 bytes of value (the entry header's name_len and value_size). A directory on Linux
-// cannot hold anything else, but an archive can.
-bool storable_xattr(const std::string& name, const std::string& value) {
-  auto split = format::split_xattr_name(name);
-  return split && split->suffix.size() <= std::numeric_limits<decltype(format::XattrEntryHeader::name_len)>::max() &&
-         value.size() <= std::numeric_limits<decltype(format::XattrEntryHeader::value_size)>::max();
 }
 
 uint16_t acl_tag(int libarchive_tag) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <map>
 
 #include "format/endian.h"
@@ -11,6 +12,12 @@
 #include "writer/errors.h"
 
 namespace erofs::writer {
+
+bool storable_xattr(const std::string& name, const std::string& value) {
+  auto split = format::split_xattr_name(name);
+  return split && split->suffix.size() <= std::numeric_limits<decltype(format::XattrEntryHeader::name_len)>::max() &&
+         value.size() <= std::numeric_limits<decltype(format::XattrEntryHeader::value_size)>::max();
+}
 
 using namespace erofs::format;
 
@@ -36,11 +43,11 @@ XattrPlan::XattrPlan(const Tree& tree, const std::function<void(const std::strin
     if (ino->xattrs.empty()) continue;
     std::vector<size_t> mine;
     for (auto& [name, value] : ino->xattrs) {
-      auto split = split_xattr_name(name);
-      if (!split || split->suffix.size() > 255 || value.size() > 65535) {
+      if (!storable_xattr(name, value)) {
         if (warn) warn("xattr " + name + " cannot be stored in EROFS (dropped)");
         continue;
       }
+      auto split = split_xattr_name(name);
       auto [it, fresh] = ids.try_emplace({name, value}, entries_.size());
       if (fresh) {
         entries_.push_back({split->index, std::string(split->suffix), value});

@@ -12,6 +12,11 @@
 
 namespace erofs::writer {
 
+// Whether EROFS can store the xattr: a known namespace prefix, at most 255 bytes of name after it
+// and 65535 bytes of value (the entry header's name_len and value_size). A directory on Linux
+// cannot hold anything else, but an archive can.
+bool storable_xattr(const std::string& name, const std::string& value);
+
 class XattrPlan {
  public:
   // Xattrs whose names no on-disk prefix can express are dropped with a warning.

@@ -55,6 +55,9 @@
 #                             if any failed, else 0
 #   mktree DEST [PROFILE [ARGS...]]       tests/tools/mktree.py DEST --profile PROFILE ARGS...
 #   treecmp A B [OPTIONS...]              tests/tools/treecmp.py A B OPTIONS...
+#   mount_cmp NAME IMAGE SRC [TREECMP_OPTIONS...]
+#                             mount IMAGE on $WORKDIR/mnt, check it equals SRC (treecmp: 0
+#                             differences), unmount, then check `erofs fsck IMAGE` says clean
 #   copy_without_255_names SRC DST
 #                             cp -a SRC DST, then remove from DST every entry whose name is 255
 #                             bytes long (mkfs.erofs 1.5 cannot take them) and give the parents
@@ -460,4 +463,14 @@ copy_without_255_names() {
             touch -h -m -r "$src/$d" "$dst/$d"
         done) || return 1
     echo "$n"
+}
+
+mount_cmp() {
+    local name=$1 img=$2 src=$3
+    shift 3
+    if check "mount: $name" mount_image "$img" "$WORKDIR/mnt"; then
+        check_output "treecmp $*: $name" 0 ' 0 differences$' treecmp "$src" "$WORKDIR/mnt" --limit 20 "$@"
+        umount_image "$WORKDIR/mnt" || fail "umount $WORKDIR/mnt"
+    fi
+    check_output "fsck: $name" 0 clean "$EROFS" fsck "$img"
 }

@@ -41,18 +41,6 @@ require_loop
 scratch "$WORKDIR/s"
 W=$WORKDIR/s
 
-# mount_cmp NAME IMAGE SRC TREECMP_OPTIONS...: mount IMAGE, compare with SRC (0 differences),
-# fsck it, unmount
-mount_cmp() {
-    local name=$1 img=$2 src=$3
-    shift 3
-    if check "mount: $name" mount_image "$img" "$W/mnt"; then
-        check_output "treecmp $*: $name" 0 ' 0 differences$' treecmp "$src" "$W/mnt" --limit 20 "$@"
-        umount_image "$W/mnt" || fail "umount $W/mnt"
-    fi
-    check_output "fsck: $name" 0 clean "$EROFS" fsck "$img"
-}
-
 # compressed_forms TAR: TAR.gz, TAR.xz, TAR.zst beside it
 compressed_forms() {
     gzip -c "$1" >"$1.gz" && xz -T1 -c "$1" >"$1.xz" && zstd -q -c "$1" >"$1.zst"

@@ -272,6 +272,9 @@ TEST(LibraryCpp, ErrorsComeBackAsValuesAndNothingIsPrinted) {
   EXPECT_FALSE(b.add_directory("a/../b", {}));
   EXPECT_FALSE(b.add_file("y", {.mode = 0100644}, ""));
   EXPECT_FALSE(b.add_hard_link("z", "/"));
+  EXPECT_EQ(b.add_special("dev", {}, erofs::FileType::CharDevice, 4096, 0).error().code,
+            erofs::ErrorCode::InvalidArgument);
+  EXPECT_FALSE(b.add_special("reg", {}, erofs::FileType::Regular));
   auto unwritable = b.write((tmp / "no-such-dir/img").string());
   ASSERT_FALSE(unwritable);
   EXPECT_NE(unwritable.error().message.find("no-such-dir"), std::string::npos);
