@@ -63,6 +63,14 @@ void make_tree(const fs::path& root, unsigned seed) {
   fs::create_symlink("dir/sub/c.txt", root / "link");
 }
 
+erofs::BuildSettings compressed(const std::string& z, const std::string& e = "", uint32_t pcluster = 0) {
+  erofs::BuildSettings s;
+  s.compression = z;
+  s.extended = e;
+  s.pcluster_bytes = pcluster;
+  return s;
+}
+
 // Every regular file of `root` reads back the same from the image.
 void expect_same_files(const erofs::Image& image, const fs::path& root) {
   for (auto& e : fs::recursive_directory_iterator(root)) {
@@ -200,7 +208,7 @@ TEST(LibraryCpp, OneImageReadFromManyThreads) {
   TempDir tmp;
   make_tree(tmp / "src", 3);
   ASSERT_TRUE(erofs::ImageBuilder::from_directory((tmp / "src").string(), (tmp / "img").string(),
-                                                  {.compression = "lz4", .pcluster_bytes = 16384}));
+                                                  compressed("lz4", "", 16384)));
   auto image = erofs::Image::open((tmp / "img").string());
   ASSERT_TRUE(image);
   std::atomic<int> mismatches{0};
@@ -254,11 +262,11 @@ TEST(LibraryCpp, ErrorsComeBackAsValuesAndNothingIsPrinted) {
 
   make_tree(tmp / "src", 5);
   auto bad_alg = erofs::ImageBuilder::from_directory((tmp / "src").string(), (tmp / "img").string(),
-                                                     {.compression = "lz5"});
+                                                     compressed("lz5"));
   ASSERT_FALSE(bad_alg);
   EXPECT_EQ(bad_alg.error().code, erofs::ErrorCode::InvalidArgument);
   auto bad_e = erofs::ImageBuilder::from_directory((tmp / "src").string(), (tmp / "img").string(),
-                                                   {.compression = "lz4", .extended = "turbo"});
+                                                   compressed("lz4", "turbo"));
   ASSERT_FALSE(bad_e);
   EXPECT_NE(bad_e.error().message.find("turbo"), std::string::npos);
   EXPECT_FALSE(fs::exists(tmp / "img"));
@@ -270,7 +278,9 @@ TEST(LibraryCpp, ErrorsComeBackAsValuesAndNothingIsPrinted) {
   ASSERT_TRUE(b.add_file("x", {}, "x"));
   EXPECT_EQ(b.add_file("/x", {}, "y").error().code, erofs::ErrorCode::InvalidArgument);
   EXPECT_FALSE(b.add_directory("a/../b", {}));
-  EXPECT_FALSE(b.add_file("y", {.mode = 0100644}, ""));
+  erofs::EntryMeta with_type;
+  with_type.mode = 0100644;
+  EXPECT_FALSE(b.add_file("y", with_type, ""));
   EXPECT_FALSE(b.add_hard_link("z", "/"));
   EXPECT_EQ(b.add_special("dev", {}, erofs::FileType::CharDevice, 4096, 0).error().code,
             erofs::ErrorCode::InvalidArgument);
