@@ -15,6 +15,8 @@
 #include <memory>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "writer/errors.h"
 #include "writer/source_paths.h"
 
@@ -167,9 +169,7 @@ class Rewriter {
     if (key == "mode") {
       if (!all_digits(value, '7') || std::stoull(value, nullptr, 8) > 07777)
         throw BuildError(where() + quoted(token) + ": not an octal mode from 0 to 07777");
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%llo", std::stoull(value, nullptr, 8) | kModeGiven);
-      return key + "=" + buf;
+      return key + "=" + fmt::format("{:o}", std::stoull(value, nullptr, 8) | kModeGiven);
     }
     return token;
   }
