@@ -395,14 +395,7 @@ class MtreeScanner {
         if (!attach_contents(*ino, e, entry, content_path(e, entry, contents))) return;
         break;
       case S_IFDIR: break;
-      case S_IFLNK: {
-        const char* t = archive_entry_symlink(e);
-        ino->symlink_target = t ? t : "";
-        if (ino->symlink_target.empty()) throw BuildError(tree_->prefix(entry) + "type=link without link=");
-        if (ino->symlink_target.size() > 4095) throw BuildError(tree_->prefix(entry) + "link= longer than 4095 bytes");
-        ino->size = ino->symlink_target.size();
-        break;
-      }
+      case S_IFLNK: tree_->set_symlink(*ino, archive_entry_symlink(e), entry); break;
       case S_IFCHR:
       case S_IFBLK:
         tree_->set_device(*ino, archive_entry_rdevmajor(e), archive_entry_rdevminor(e), entry);

@@ -65,6 +65,13 @@ void TreeAssembler::apply_owner_overrides(Inode& ino) const {
   if (opt_.force_gid) ino.gid = *opt_.force_gid;
 }
 
+void TreeAssembler::set_symlink(Inode& ino, const char* target, const std::string& entry) const {
+  ino.symlink_target = target ? target : "";
+  if (ino.symlink_target.empty()) throw BuildError(prefix(entry) + "symlink without a target");
+  if (ino.symlink_target.size() > 4095) throw BuildError(prefix(entry) + "symlink target longer than 4095 bytes");
+  ino.size = ino.symlink_target.size();
+}
+
 void TreeAssembler::set_device(Inode& ino, uint64_t major, uint64_t minor, const std::string& entry) const {
   uint32_t ma = 0, mi = 0;
   if (major <= UINT32_MAX && minor <= UINT32_MAX) format::decode_rdev(format::encode_rdev(uint32_t(major), uint32_t(minor)), ma, mi);

@@ -38,6 +38,8 @@ class TreeAssembler {
 
   // "WHAT 'entry': " for messages.
   std::string prefix(const std::string& entry) const;
+  // A symlink's target from the source (null: none); empty or over 4095 bytes is an error.
+  void set_symlink(Inode& ino, const char* target, const std::string& entry) const;
 
   // The name's components; throws on absolute names, ".." components and components longer than
   // 255 bytes.

@@ -317,15 +317,7 @@ class TarScanner {
         read_data(a, *ino, entry);
         break;
       case AE_IFDIR: break;
-      case AE_IFLNK: {
-        const char* t = archive_entry_symlink(e);
-        ino->symlink_target = t ? t : "";
-        if (ino->symlink_target.empty()) throw BuildError("tar entry " + quoted(entry) + ": empty symlink target");
-        if (ino->symlink_target.size() > 4095)
-          throw BuildError("tar entry " + quoted(entry) + ": symlink target longer than 4095 bytes");
-        ino->size = ino->symlink_target.size();
-        break;
-      }
+      case AE_IFLNK: tree_->set_symlink(*ino, archive_entry_symlink(e), entry); break;
       case AE_IFCHR:
       case AE_IFBLK:
         tree_->set_device(*ino, archive_entry_rdevmajor(e), archive_entry_rdevminor(e), entry);

@@ -334,7 +334,7 @@ TEST_F(MtreeTest, ErrorsAreOneLineNamingTheEntryOrLine) {
       {"#mtree\n./a/../../evil type=dir\n", "'./a/../../evil': '..' in the name"},
       {"#mtree\n/etc/passwd type=file\n", "line 2: cannot parse it"},  // '/' starts a command
       {"#mtree\n./x type=dir\n./x/../y type=dir\n", "'./x/../y': '..' in the name"},
-      {"#mtree\n./l type=link\n", "'./l': type=link without link="},
+      {"#mtree\n./l type=link\n", "'./l': symlink without a target"},
       {"#mtree\n./c type=char device=native,4096,1\n", "'./c': device number 4096,1 does not fit"},
       {"#mtree\n. type=file\n", "'.': the root must be a directory"},
       // (Full-path lines for one name are one entry; classic ones replace.)
