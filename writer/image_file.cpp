@@ -20,6 +20,15 @@ constexpr size_t kBufferSize = 4 << 20;
 constexpr int kSlots = 16;
 std::atomic<const char*> g_temp_paths[kSlots];
 
+extern "C" void remove_temps_and_exit(int sig) {
+  for (auto& slot : g_temp_paths)
+    if (const char* p = slot.load()) ::unlink(p);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+}  // namespace
+
 void register_temp(const char* p) {
   for (auto& slot : g_temp_paths) {
     const char* expected = nullptr;
@@ -34,15 +43,6 @@ void unregister_temp(const char* p) {
   }
 }
 
-extern "C" void remove_temps_and_exit(int sig) {
-  for (auto& slot : g_temp_paths)
-    if (const char* p = slot.load()) ::unlink(p);
-  ::signal(sig, SIG_DFL);
-  ::raise(sig);
-}
-
-}  // namespace
-
 void install_cleanup_signal_handlers() {
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, remove_temps_and_exit);
 }
@@ -54,9 +54,13 @@ ImageFile::ImageFile(const std::string& target) : target_(target) {
   if (::stat(dir.c_str(), &st) != 0) throw BuildError(errno_message("output directory " + dir, errno));
   if (!S_ISDIR(st.st_mode)) throw BuildError("output directory " + dir + " is not a directory");
   temp_ = target + ".tmp.XXXXXX";
-  fd_ = ::mkostemp(temp_.data(), O_CLOEXEC);
-  if (fd_ < 0) throw BuildError(errno_message("cannot create " + temp_, errno));
+  // Registered before the file exists: a signal right after mkostemp still finds its name.
   register_temp(temp_.c_str());
+  fd_ = ::mkostemp(temp_.data(), O_CLOEXEC);
+  if (fd_ < 0) {
+    unregister_temp(temp_.c_str());
+    throw BuildError(errno_message("cannot create " + temp_, errno));
+  }
   buf_.reserve(kBufferSize);
   hash_ = XXH3_createState();
   XXH3_128bits_reset(hash_);

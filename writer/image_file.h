@@ -44,5 +44,8 @@ class ImageFile {
 
 // Removes temporary images on SIGINT/SIGTERM so an interrupted build leaves nothing behind.
 void install_cleanup_signal_handlers();
+// Names the handlers remove (at most 16 at a time); the string must live until unregistered.
+void register_temp(const char* path);
+void unregister_temp(const char* path);
 
 }  // namespace erofs::writer

@@ -6,14 +6,18 @@
 #include <cerrno>
 
 #include "writer/errors.h"
+#include "writer/image_file.h"
 
 namespace erofs::writer {
 
 SpillFile::SpillFile(const std::string& beside) {
   std::string path = beside + ".spill.XXXXXX";
+  register_temp(path.c_str());  // until unlinked, a signal handler removes it
   fd_ = ::mkostemp(path.data(), O_CLOEXEC);
-  if (fd_ < 0) throw BuildError(errno_message("cannot create " + path, errno));
-  ::unlink(path.c_str());
+  const int err = errno;
+  if (fd_ >= 0) ::unlink(path.c_str());
+  unregister_temp(path.c_str());
+  if (fd_ < 0) throw BuildError(errno_message("cannot create " + path, err));
 }
 
 SpillFile::~SpillFile() { ::close(fd_); }
