@@ -176,7 +176,7 @@ void Decoder::decode(Algorithm alg, std::span<const uint8_t> in, std::span<uint8
   std::unique_ptr<detail::AlgDecoder>& d = state_->algs[index];
   if (!d) {
     switch (alg) {
-      case Algorithm::Lz4: d = detail::make_lz4_decoder(); break;
+      case Algorithm::Lz4: d = detail::make_lz4_decoder(config_.check_lz4_offsets); break;
       case Algorithm::Lzma: d = detail::make_lzma_decoder(config_.lzma_dict_size); break;
       case Algorithm::Deflate:
         if (config_.deflate_window_bits > 15)

@@ -76,6 +76,11 @@ struct DecoderConfig {
   uint32_t lzma_dict_size = 8u << 20;
   uint8_t deflate_window_bits = 15;
   uint8_t zstd_window_log = 10;
+  // Walk each LZ4 stream before decoding it to refuse a match at offset 0, which the format
+  // forbids and liblz4 accepts: such a match copies output bytes not yet written. The walk costs
+  // about half a decode. Without it the output still depends only on the stream and on what the
+  // output buffer held, so callers that zero the buffer first get the same bytes every time.
+  bool check_lz4_offsets = true;
 };
 
 // Not thread-safe: one decoder per thread; it keeps library contexts between calls.

@@ -25,7 +25,7 @@ std::unique_ptr<Encoder> make_lzma_encoder(int level, uint32_t dict_size);
 std::unique_ptr<Encoder> make_deflate_encoder(int level);
 std::unique_ptr<Encoder> make_zstd_encoder(int level, uint32_t max_pcluster_bytes);
 
-std::unique_ptr<AlgDecoder> make_lz4_decoder();
+std::unique_ptr<AlgDecoder> make_lz4_decoder(bool check_offsets);
 std::unique_ptr<AlgDecoder> make_lzma_decoder(uint32_t dict_size);
 std::unique_ptr<AlgDecoder> make_deflate_decoder();
 std::unique_ptr<AlgDecoder> make_zstd_decoder(uint8_t window_log);

@@ -71,8 +71,10 @@ bool zero_offset_match(std::span<const uint8_t> in, size_t out_size) {
 
 class Lz4Decoder final : public AlgDecoder {
  public:
+  explicit Lz4Decoder(bool check_offsets) : check_offsets_(check_offsets) {}
+
   void decode(std::span<const uint8_t> in, std::span<uint8_t> out, bool partial) override {
-    if (zero_offset_match(in, out.size())) throw_decode("lz4: corrupt stream (match offset 0)");
+    if (check_offsets_ && zero_offset_match(in, out.size())) throw_decode("lz4: corrupt stream (match offset 0)");
     const auto* src = reinterpret_cast<const char*>(in.data());
     auto* dst = reinterpret_cast<char*>(out.data());
     const int n = int(in.size()), m = int(out.size());
@@ -83,11 +85,16 @@ class Lz4Decoder final : public AlgDecoder {
     }
     if (got != m) throw_short("lz4", size_t(got), out.size());
   }
+
+ private:
+  bool check_offsets_;
 };
 
 }  // namespace
 
 std::unique_ptr<Encoder> make_lz4_encoder(bool hc, int level) { return std::make_unique<Lz4Encoder>(hc, level); }
-std::unique_ptr<AlgDecoder> make_lz4_decoder() { return std::make_unique<Lz4Decoder>(); }
+std::unique_ptr<AlgDecoder> make_lz4_decoder(bool check_offsets) {
+  return std::make_unique<Lz4Decoder>(check_offsets);
+}
 
 }  // namespace erofs::compress::detail

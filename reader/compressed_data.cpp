@@ -22,13 +22,44 @@ size_t ImageImpl::read_compressed(const Inode& ino, uint64_t offset, std::span<u
     // A whole extent not in the cache is decoded straight into the caller's buffer: a sequential
     // reader then costs one decode and no copy.
     if (pos == ext.la && n == ext.llen && ext.algorithm >= 0 && ext.source != ZExtent::Source::Fragment &&
-        !cache_->find(extent_key(ino, ext)))
+        !cache_->find(extent_key(ino, ext))) {
+      // The caller's bytes are unknown; cache buffers start zeroed.
+      if (zero_before_decode_) std::fill_n(buf.begin() + done, n, uint8_t(0));
       decode_into(ino, ext, buf.subspan(done, n));
-    else
+    } else {
       read_extent(ino, ext, pos - ext.la, buf.subspan(done, n));
+    }
     done += n;
   }
   return done;
+}
+
+std::vector<SharedBytes> ImageImpl::read_shared(const Inode& ino, uint64_t offset, uint64_t length) const {
+  std::vector<SharedBytes> pieces;
+  const uint64_t end = std::min(ino.size, checked::add(offset, length));
+  if (offset >= end) return pieces;
+  auto own = [&](size_t n, auto&& fill) {
+    auto bytes = std::make_shared<std::vector<uint8_t>>(n);
+    fill(std::span<uint8_t>(*bytes));
+    pieces.push_back({bytes, *bytes});
+  };
+  if (!ino.is_reg() || !format::is_compressed(ino.layout())) {
+    own(size_t(end - offset), [&](std::span<uint8_t> b) { read(ino, offset, b); });
+    return pieces;
+  }
+  const CompressedMap map(*this, ino);
+  for (uint64_t pos = offset; pos < end;) {
+    const ZExtent ext = map.map(pos);
+    const size_t n = size_t(std::min<uint64_t>(end - pos, ext.la + ext.llen - pos));
+    if (ext.algorithm >= 0 && ext.source != ZExtent::Source::Fragment) {
+      auto data = decoded_extent(ino, ext);
+      pieces.push_back({data, std::span<const uint8_t>(*data).subspan(size_t(pos - ext.la), n)});
+    } else {
+      own(n, [&](std::span<uint8_t> b) { read_extent(ino, ext, pos - ext.la, b); });
+    }
+    pos += n;
+  }
+  return pieces;
 }
 
 void ImageImpl::prefetch(const Inode& ino, uint64_t offset, uint64_t length) const {

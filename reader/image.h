@@ -91,6 +91,16 @@ struct OpenOptions {
   bool verify_checksum = true;
   // Decoded compressed extents kept for reuse (shared by all threads); 0 disables the cache.
   uint64_t pcluster_cache_bytes = 64ull << 20;
+  // Refuse LZ4 streams with a match at offset 0 (compress::DecoderConfig::check_lz4_offsets).
+  // Without the check, decoded bytes are still a function of the image alone: the reader zeroes
+  // every buffer it decodes into.
+  bool check_lz4_offsets = true;
+};
+
+// Bytes of a file in memory that stays valid while `owner` lives.
+struct SharedBytes {
+  std::shared_ptr<const void> owner;
+  std::span<const uint8_t> bytes;
 };
 
 class Image {
@@ -116,6 +126,10 @@ class Image {
 
   // Reads up to buf.size() bytes at `offset`, clamped to the file size; returns the byte count.
   virtual size_t read(const Inode& file, uint64_t offset, std::span<uint8_t> buf) const = 0;
+  // The same bytes as read(), as pieces: those of compressed extents point into the pcluster
+  // cache's decoded data instead of being copied; the rest come in buffers of their own. Lets a
+  // reader hand decoded data on without a copy.
+  virtual std::vector<SharedBytes> read_shared(const Inode& file, uint64_t offset, uint64_t length) const = 0;
   // Where the file's bytes from `offset` on lie in the image file as they are (flat and chunk-based
   // layouts): the position there and how many bytes follow contiguously (to the end of the run,
   // clamped to the file size). nullopt for holes, inline tails and compressed data. Lets a reader

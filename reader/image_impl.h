@@ -36,6 +36,7 @@ class ImageImpl final : public Image {
   std::optional<DirEntry> lookup(const Inode& dir, std::string_view name) const override;
   Inode resolve(std::string_view path, bool follow_last) const override;
   size_t read(const Inode& file, uint64_t offset, std::span<uint8_t> buf) const override;
+  std::vector<SharedBytes> read_shared(const Inode& file, uint64_t offset, uint64_t length) const override;
   std::vector<Extent> extents(const Inode& file) const override;
   Extent extent_at(const Inode& file, uint64_t offset) const override;
   void prefetch(const Inode& file, uint64_t offset, uint64_t length) const override;
@@ -104,6 +105,7 @@ class ImageImpl final : public Image {
   std::optional<Inode> packed_;
   std::unique_ptr<PclusterCache> cache_;
   std::unique_ptr<DecoderPool> decoders_;
+  bool zero_before_decode_ = false;  // LZ4 offsets are not checked (OpenOptions::check_lz4_offsets)
 
   // Loaded on first use: reading them may need the packed or metabox inode's compressed data.
   mutable std::mutex prefixes_mutex_;

@@ -336,6 +336,23 @@ TEST(Decode, HugeDeclaredSizesAreRejected) {
   EXPECT_EQ(std::string(got.begin(), got.end()), "aaaaa" + tail);
 }
 
+TEST(Decode, UncheckedLz4OffsetZeroDependsOnlyOnTheZeroedBuffer) {
+  // The stream of SizeLimits...: "a", a 4-byte match at offset 0, 13 literals.
+  const std::string tail = "bcdefghijklmn";
+  Bytes zero_offset = {0x10, 'a', 0x00, 0x00, 0xD0};
+  zero_offset.insert(zero_offset.end(), tail.begin(), tail.end());
+  Decoder d({.check_lz4_offsets = false});
+  Bytes first(18, 0), second(18, 0);
+  d.decode(Algorithm::Lz4, zero_offset, first, false);
+  d.decode(Algorithm::Lz4, zero_offset, second, false);
+  EXPECT_EQ(first, second);
+  EXPECT_EQ(first[0], 'a');
+  EXPECT_EQ(std::string(first.begin() + 5, first.end()), tail);
+  // With the check (the default) the same stream is refused.
+  Bytes out(18, 0);
+  EXPECT_THROW(Decoder().decode(Algorithm::Lz4, zero_offset, out, false), DecodeError);
+}
+
 TEST(Decode, BadImageConfigurationIsADecodeError) {
   Bytes in(16, 0xA2), out(16);
   EXPECT_THROW(Decoder({.lzma_dict_size = 64u << 20}).decode(Algorithm::Lzma, in, out, false), DecodeError);

@@ -1,0 +1,71 @@
+// Image::read_shared: the same bytes as read(), in pieces that point into the pcluster cache.
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+#include "reader/image.h"
+#include "tests/unit/reader_test_support.h"
+
+namespace erofs::test {
+namespace {
+
+std::vector<uint8_t> joined(const std::vector<reader::SharedBytes>& pieces) {
+  std::vector<uint8_t> out;
+  for (const auto& p : pieces) {
+    EXPECT_FALSE(p.bytes.empty());
+    EXPECT_TRUE(p.owner);
+    out.insert(out.end(), p.bytes.begin(), p.bytes.end());
+  }
+  return out;
+}
+
+class SharedRead : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SharedRead, PiecesHoldTheBytesReadReturns) {
+  const std::string path = shared_path("compat/images/" + GetParam());
+  for (bool check : {true, false}) {
+    SCOPED_TRACE(check ? "lz4 offsets checked" : "lz4 offsets not checked");
+    const auto image = reader::Image::open(path, {.pcluster_cache_bytes = 1 << 20, .check_lz4_offsets = check});
+    size_t files = 0;
+    for (const auto& [name, entry] : walk_image(*image)) {
+      if (!entry.inode.is_reg()) continue;
+      ++files;
+      const uint64_t size = entry.inode.size;
+      std::vector<uint8_t> whole(size);
+      ASSERT_EQ(image->read(entry.inode, 0, whole), size) << name;
+      // Whole file, block-sized requests at odd offsets, and ranges running past the end.
+      EXPECT_EQ(joined(image->read_shared(entry.inode, 0, size)), whole) << name;
+      for (uint64_t off = size / 3; off < size; off += 4093) {
+        const uint64_t len = std::min<uint64_t>(4096, size - off);
+        const std::vector<uint8_t> want(whole.begin() + off, whole.begin() + off + len);
+        EXPECT_EQ(joined(image->read_shared(entry.inode, off, 4096)), want) << name << " at " << off;
+      }
+      EXPECT_TRUE(image->read_shared(entry.inode, size, 4096).empty()) << name;
+    }
+    EXPECT_GT(files, 0u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Images, SharedRead,
+                         ::testing::Values("plain.img", "lz4hc-64k.img", "lz4hc-ztailpacking.img",
+                                           "lz4hc-fragments-dedupe.img", "lz4hc-all-fragments.img", "lzma-1m.img"),
+                         image_test_name);
+
+TEST(SharedRead, DecodedExtentsAreSharedWithTheCacheNotCopied) {
+  const auto image = reader::Image::open(shared_path("compat/images/lz4hc-64k.img"));
+  const auto files = walk_image(*image);
+  const auto biggest = std::max_element(files.begin(), files.end(), [](const auto& a, const auto& b) {
+    return a.second.inode.size < b.second.inode.size;
+  });
+  const reader::Inode& file = biggest->second.inode;
+  ASSERT_GT(file.size, 65536u);
+  const auto first = image->read_shared(file, 0, 100);
+  const auto again = image->read_shared(file, 50, 100);
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(first[0].owner, again[0].owner);
+  EXPECT_EQ(first[0].bytes.data() + 50, again[0].bytes.data());
+}
+
+}  // namespace
+}  // namespace erofs::test
