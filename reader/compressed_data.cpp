@@ -51,7 +51,7 @@ std::vector<SharedBytes> ImageImpl::read_shared(const Inode& ino, uint64_t offse
   for (uint64_t pos = offset; pos < end;) {
     const ZExtent ext = map.map(pos);
     const size_t n = size_t(std::min<uint64_t>(end - pos, ext.la + ext.llen - pos));
-    if (ext.algorithm >= 0 && ext.source != ZExtent::Source::Fragment) {
+    if (ext.algorithm >= 0 && ext.source != ZExtent::Source::Fragment && !head_only(ino, ext, pos - ext.la)) {
       auto data = decoded_extent(ino, ext);
       pieces.push_back({data, std::span<const uint8_t>(*data).subspan(size_t(pos - ext.la), n)});
     } else {
@@ -83,6 +83,7 @@ void ImageImpl::read_extent(const Inode& ino, const ZExtent& ext, uint64_t skip,
     case ZExtent::Source::Device:
     case ZExtent::Source::Inline:
       if (ext.algorithm < 0) return read_stored(ino, ext, skip, out);
+      if (head_only(ino, ext, skip)) return read_extent_head(ino, ext, skip, out);
       const auto data = decoded_extent(ino, ext);
       std::memcpy(out.data(), data->data() + skip, out.size());
       return;
@@ -116,6 +117,22 @@ void ImageImpl::read_fragment(const Inode& ino, uint64_t offset, std::span<uint8
   if (ino.nid == packed_->nid) throw CorruptError(fmt::format("nid {}: the packed inode refers to fragments", ino.nid));
   if (checked::add(offset, out.size()) > packed_->size || read(*packed_, offset, out) != out.size())
     throw CorruptError(fmt::format("nid {}: fragment at {} runs past the packed inode", ino.nid, offset));
+}
+
+// A read that starts inside an extent nobody has decoded is random access: decoding the extent
+// only up to the bytes asked for saves half a decode on average. A sequential reader meets every
+// extent at its start first, so it still decodes each one once, whole, into the cache.
+bool ImageImpl::head_only(const Inode& ino, const ZExtent& ext, uint64_t skip) const {
+  return skip > 0 && !cache_->has(extent_key(ino, ext));
+}
+
+void ImageImpl::read_extent_head(const Inode& ino, const ZExtent& ext, uint64_t skip, std::span<uint8_t> out) const {
+  ZExtent head = ext;
+  head.llen = skip + out.size();
+  head.partial = true;
+  std::vector<uint8_t> bytes(size_t(head.llen));  // zeroed: see OpenOptions::check_lz4_offsets
+  decode_into(ino, head, bytes);
+  std::memcpy(out.data(), bytes.data() + skip, out.size());
 }
 
 PclusterKey ImageImpl::extent_key(const Inode& ino, const ZExtent& ext) const {

@@ -19,6 +19,11 @@ PclusterCache::Bytes PclusterCache::find(const PclusterKey& key) {
   return it->second->second;
 }
 
+bool PclusterCache::has(const PclusterKey& key) {
+  std::lock_guard lock(mutex_);
+  return index_.count(key) || loading_.count(key);
+}
+
 PclusterCache::Bytes PclusterCache::get_or_load(const PclusterKey& key, const std::function<Bytes()>& load) {
   std::shared_future<Bytes> pending;
   std::promise<Bytes> mine;
