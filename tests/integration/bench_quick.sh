@@ -17,6 +17,9 @@
 #  5. Nothing is left behind: no mount or loop device below the work directory, no run.* dir.
 #  6. Ctrl-C: SIGINT in the middle of a run -> exit 130, mounts and loop devices gone, an
 #     INCOMPLETE report.
+#  7. --resume: the stopped run goes on (no longer INCOMPLETE, two sittings named, one row set
+#     per image); resuming a finished run keeps every image and changes no row; another erofs
+#     binary is refused.
 #
 # Needs root, loop devices, a kernel with erofs/squashfs, and the peer tools (bench/setup
 # installs them); skips (77) otherwise.
@@ -230,5 +233,29 @@ else
 fi
 check "SIGINT: no mounts, loop devices or work directory left" leftovers
 check_output "SIGINT: the report says INCOMPLETE" 0 INCOMPLETE cat "$W/results-int/report.md"
+
+# --- 7. --resume: the stopped run goes on; measured images are kept ---------------------------
+resume() { "$RUN" --quick --resume "$W/results-int" --work "$W/work" --erofs "$1" --datasets file \
+    --only 'ek-lz4hc-4k|ue-lz4hc-4k' >"$W/resume.log" 2>&1; }
+check "--resume finishes the stopped run" resume "$EROFS"
+check "--resume: the report is no longer INCOMPLETE" bash -c '! grep -q INCOMPLETE "$1"' _ "$W/results-int/report.md"
+check_output "--resume: the report names the sittings" 0 "the last of 2 sittings" cat "$W/results-int/report.md"
+# shellcheck disable=SC2317  # called through check
+both_images() { grep -c '^file,ek-lz4hc-4k,.*,size_bytes,' "$1" | grep -qx 1 &&
+                grep -c '^file,ue-lz4hc-4k,.*,size_bytes,' "$1" | grep -qx 1; }
+check "--resume: one size row per image" both_images "$W/results-int/summary.csv"
+cp "$W/results-int/summary.csv" "$W/summary-2.csv"
+check "--resume of a finished run measures nothing again" resume "$EROFS"
+check "--resume: both images kept" bash -c '[[ $(grep -c "kept from an earlier sitting" "$1") == 2 ]]' _ "$W/resume.log"
+check "--resume: the kept rows are the same" cmp "$W/summary-2.csv" "$W/results-int/summary.csv"
+cp "$EROFS" "$W/erofs-other" && printf x >>"$W/erofs-other"
+resume "$W/erofs-other"
+rc=$?
+if [[ $rc == 2 ]] && grep -q "erofs_sha differs" "$W/resume.log"; then
+    pass "--resume with another erofs binary is refused (exit 2)"
+else
+    fail "--resume with another erofs binary is refused (exit $rc)"
+    tail -n 5 "$W/resume.log" | sed 's/^/    /'
+fi
 
 finish
