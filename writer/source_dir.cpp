@@ -31,42 +31,57 @@ std::string fd_path(int dirfd, const std::string& name) {
   return "/proc/self/fd/" + std::to_string(dirfd) + "/" + name;
 }
 
-XattrList read_xattrs(const std::string& path) {
+// Where an entry's xattrs are read: an open file (f*xattr), or else a path that is not followed
+// (l*xattr: symlinks and special files, which are not opened).
+struct XattrSource {
+  int fd = -1;
+  std::string path;
+
+  ssize_t list(char* buf, size_t n) const { return fd >= 0 ? ::flistxattr(fd, buf, n) : ::llistxattr(path.c_str(), buf, n); }
+  ssize_t get(const char* name, void* buf, size_t n) const {
+    return fd >= 0 ? ::fgetxattr(fd, name, buf, n) : ::lgetxattr(path.c_str(), name, buf, n);
+  }
+};
+
+// Most entries have no xattrs or a few short ones: one call with a buffer of this size answers
+// them, and only a longer list or value costs the call that asks for its size.
+constexpr size_t kXattrGuess = 1024;
+
+XattrList read_xattrs(const XattrSource& src) {
   XattrList out;
-  std::string names;
+  std::string names(kXattrGuess, '\0');
   for (;;) {
-    ssize_t n = ::llistxattr(path.c_str(), nullptr, 0);
-    if (n < 0) {
-      if (errno == ENOTSUP || errno == ENOSYS) return out;
-      throw BuildError(errno_message("cannot list xattrs", errno));
-    }
-    names.resize(size_t(n));
-    n = ::llistxattr(path.c_str(), names.data(), names.size());
+    ssize_t n = src.list(names.data(), names.size());
     if (n >= 0) {
       names.resize(size_t(n));
       break;
     }
+    if (errno == ENOTSUP || errno == ENOSYS) return out;
     if (errno != ERANGE) throw BuildError(errno_message("cannot list xattrs", errno));
+    n = src.list(nullptr, 0);
+    if (n < 0) throw BuildError(errno_message("cannot list xattrs", errno));
+    names.resize(size_t(n));
   }
   for (size_t pos = 0; pos < names.size();) {
     std::string name(names.c_str() + pos);
     pos += name.size() + 1;
     if (name.empty()) continue;
-    std::string value;
+    std::string value(kXattrGuess, '\0');
     for (;;) {
-      ssize_t n = ::lgetxattr(path.c_str(), name.c_str(), nullptr, 0);
-      if (n < 0) {
-        if (errno == ENODATA) break;
-        throw BuildError(errno_message("cannot read xattr " + name, errno));
-      }
-      value.resize(size_t(n));
-      n = ::lgetxattr(path.c_str(), name.c_str(), value.data(), value.size());
+      ssize_t n = src.get(name.c_str(), value.data(), value.size());
       if (n >= 0) {
         value.resize(size_t(n));
         out.emplace_back(std::move(name), std::move(value));
         break;
       }
+      if (errno == ENODATA) break;
       if (errno != ERANGE) throw BuildError(errno_message("cannot read xattr " + name, errno));
+      n = src.get(name.c_str(), nullptr, 0);
+      if (n < 0) {
+        if (errno == ENODATA) break;
+        throw BuildError(errno_message("cannot read xattr " + name, errno));
+      }
+      value.resize(size_t(n));
     }
   }
   std::sort(out.begin(), out.end());
@@ -90,7 +105,7 @@ class Scanner {
     ScanResult result;
     tree_ = &result.tree;
     Inode* ino = tree_->add(make_inode(st));
-    ino->xattrs = read_xattrs(fd_path(fd, "."));
+    ino->xattrs = read_xattrs({.fd = fd, .path = {}});
     tree_->root = ino;
     walk(fd, root, "", ino, list(fd, root));
     tree_->finish();
@@ -179,19 +194,21 @@ class Scanner {
           continue;
         }
         ino = tree_->add(make_inode(st));
-        ino->xattrs = read_xattrs(fd_path(fd, "."));
+        ino->xattrs = read_xattrs({.fd = fd, .path = {}});
         dir->children.push_back({name, ino});
         walk(fd, child_path, child_rel, ino, names);
         continue;
       }
       auto owned = make_inode(st);
       if (S_ISREG(st.st_mode)) {
+        // Opened now so that an unreadable file stops the build before any work is done.
         int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) {
           skip_or_throw(errno_message("cannot read " + child_path, errno));
           continue;
         }
-        ::close(fd);
+        Fd file(fd);
+        owned->xattrs = read_xattrs({.fd = fd, .path = {}});
         owned->size = uint64_t(st.st_size);
         owned->source_path = child_path;
         owned->image_path = child_rel;
@@ -207,7 +224,7 @@ class Scanner {
         owned->symlink_target = std::move(target);
         owned->size = owned->symlink_target.size();
       }
-      owned->xattrs = read_xattrs(fd_path(dirfd, name));
+      if (!S_ISREG(st.st_mode)) owned->xattrs = read_xattrs({.path = fd_path(dirfd, name)});
       ino = tree_->add(std::move(owned));
       if (st.st_nlink > 1) hardlinks_[{st.st_dev, st.st_ino}] = ino;
       dir->children.push_back({name, ino});
