@@ -47,11 +47,23 @@ std::vector<SharedBytes> ImageImpl::read_shared(const Inode& ino, uint64_t offse
     own(size_t(end - offset), [&](std::span<uint8_t> b) { read(ino, offset, b); });
     return pieces;
   }
+  // Whole extents nobody has cached are decoded into one buffer for this read, as read() does: a
+  // sequential reader then costs one decode per extent and nothing for the cache to keep.
+  std::shared_ptr<std::vector<uint8_t>> direct;
   const CompressedMap map(*this, ino);
   for (uint64_t pos = offset; pos < end;) {
     const ZExtent ext = map.map(pos);
     const size_t n = size_t(std::min<uint64_t>(end - pos, ext.la + ext.llen - pos));
-    if (ext.algorithm >= 0 && ext.source != ZExtent::Source::Fragment && !head_only(ino, ext, pos - ext.la)) {
+    const bool decoded = ext.algorithm >= 0 && ext.source != ZExtent::Source::Fragment;
+    if (decoded && pos == ext.la && n == ext.llen && !cache_->has(extent_key(ino, ext))) {
+      if (!direct) direct = std::make_shared<std::vector<uint8_t>>(size_t(end - offset));  // zeroed
+      const std::span<uint8_t> at = std::span(*direct).subspan(size_t(pos - offset), n);
+      decode_into(ino, ext, at);
+      if (!pieces.empty() && pieces.back().owner == direct && pieces.back().bytes.data() + pieces.back().bytes.size() == at.data())
+        pieces.back().bytes = {pieces.back().bytes.data(), pieces.back().bytes.size() + n};
+      else
+        pieces.push_back({direct, at});
+    } else if (decoded && !head_only(ino, ext, pos - ext.la)) {
       auto data = decoded_extent(ino, ext);
       pieces.push_back({data, std::span<const uint8_t>(*data).subspan(size_t(pos - ext.la), n)});
     } else {
