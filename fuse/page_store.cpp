@@ -38,7 +38,9 @@ void PageStore::work() {
 void PageStore::store(const Job& job) {
   const reader::Extent e = image_.extent_at(job.inode, job.offset);
   if (e.kind == reader::Extent::Kind::Hole || e.kind == reader::Extent::Kind::Plain) return;
-  if (job.offset <= e.offset && job.offset + job.length >= e.offset + e.length) return;  // all read
+  // A read that reaches the extent's end is sequential, or took the rest itself: the pages before
+  // it came with the reads before it.
+  if (job.offset + job.length >= e.offset + e.length) return;
   const uint64_t key = std::hash<uint64_t>()(job.inode.nid * 0x9E3779B97F4A7C15ull ^ e.offset);
   if (!stored_.insert(key).second) return;
   if (stored_.size() > kMaxRemembered) stored_.clear();

@@ -63,7 +63,7 @@ std::vector<SharedBytes> ImageImpl::read_shared(const Inode& ino, uint64_t offse
         pieces.back().bytes = {pieces.back().bytes.data(), pieces.back().bytes.size() + n};
       else
         pieces.push_back({direct, at});
-    } else if (decoded && !head_only(ino, ext, pos - ext.la)) {
+    } else if (decoded && !head_only(ino, ext, pos - ext.la, n)) {
       auto data = decoded_extent(ino, ext);
       pieces.push_back({data, std::span<const uint8_t>(*data).subspan(size_t(pos - ext.la), n)});
     } else {
@@ -95,7 +95,7 @@ void ImageImpl::read_extent(const Inode& ino, const ZExtent& ext, uint64_t skip,
     case ZExtent::Source::Device:
     case ZExtent::Source::Inline:
       if (ext.algorithm < 0) return read_stored(ino, ext, skip, out);
-      if (head_only(ino, ext, skip)) return read_extent_head(ino, ext, skip, out);
+      if (head_only(ino, ext, skip, out.size())) return read_extent_head(ino, ext, skip, out);
       const auto data = decoded_extent(ino, ext);
       std::memcpy(out.data(), data->data() + skip, out.size());
       return;
@@ -134,8 +134,10 @@ void ImageImpl::read_fragment(const Inode& ino, uint64_t offset, std::span<uint8
 // A read that starts inside an extent nobody has decoded is random access: decoding the extent
 // only up to the bytes asked for saves half a decode on average. A sequential reader meets every
 // extent at its start first, so it still decodes each one once, whole, into the cache.
-bool ImageImpl::head_only(const Inode& ino, const ZExtent& ext, uint64_t skip) const {
-  return skip > 0 && !cache_->has(extent_key(ino, ext));
+bool ImageImpl::head_only(const Inode& ino, const ZExtent& ext, uint64_t skip, uint64_t length) const {
+  // Up to the extent's end, the head is the whole extent: decoded into the cache, the reader of
+  // the part before (a request handled at the same time) finds it there.
+  return skip > 0 && skip + length < ext.llen && !cache_->has(extent_key(ino, ext));
 }
 
 void ImageImpl::read_extent_head(const Inode& ino, const ZExtent& ext, uint64_t skip, std::span<uint8_t> out) const {
