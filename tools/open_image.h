@@ -8,10 +8,12 @@
 
 namespace erofs::tools {
 
-// Opens an image; any failure becomes one message that starts with the image's path.
+// Opens an image; any failure becomes one message that starts with the image's path. Reading
+// tools skip the LZ4 offset-0 walk, which cost about a third of an extraction's time: the reader
+// zeroes what it decodes into, so the bytes still depend on the image alone. fsck keeps the walk.
 inline std::unique_ptr<reader::Image> open_image(const std::string& path) {
   try {
-    return reader::Image::open(path);
+    return reader::Image::open(path, {.check_lz4_offsets = false});
   } catch (const std::exception& e) {
     throw std::runtime_error(path + ": " + e.what());
   }
