@@ -14,9 +14,10 @@
 #  3. raw.csv has one positive value per run behind every `ok` figure.
 #  4. report.md exists with the machine, the tool versions, the published-style tables and the
 #     single-run warning; the PNG charts exist when python3-matplotlib is installed.
-#  5. Nothing is left behind: no mount or loop device below the work directory, no run.* dir.
-#  6. Ctrl-C: SIGINT in the middle of a run -> exit 130, mounts and loop devices gone, an
-#     INCOMPLETE report.
+#  5. Nothing is left behind: no mount or loop device below the work directory, no run.* dir, no
+#     process working on a file there (fio's job processes leave their parent's process group).
+#  6. Ctrl-C: SIGINT in the middle of a run -> exit 130, mounts, loop devices and processes gone,
+#     an INCOMPLETE report.
 #  7. --resume: the stopped run goes on (no longer INCOMPLETE, two sittings named, one row set
 #     per image); resuming a finished run keeps every image and changes no row; another erofs
 #     binary is refused.
@@ -204,6 +205,11 @@ leftovers() {
     for f in /sys/block/loop*/loop/backing_file; do
         [[ -r $f ]] && grep -qF "$W/work" "$f" && { echo "loop device left: $f: $(<"$f")"; bad=1; }
     done
+    if pgrep -af -- "$W/work" >/dev/null; then
+        echo "processes left:"
+        pgrep -af -- "$W/work"
+        bad=1
+    fi
     if compgen -G "$W/work/run.*" >/dev/null; then
         echo "work directory left: $(echo "$W"/work/run.*)"
         bad=1
