@@ -12,6 +12,20 @@
 
 namespace erofs::reader {
 
+namespace {
+
+// Extents whose bytes come out of a decoder: not holes, stored data or fragments.
+bool is_decoded(const ZExtent& ext) { return ext.algorithm >= 0 && ext.source != ZExtent::Source::Fragment; }
+
+}  // namespace
+
+// A read that covers a whole extent nobody has decoded or is decoding takes it straight from the
+// decoder into its own buffer: a sequential reader then costs one decode per extent, no copy, and
+// nothing for the cache to keep. An extent being decoded by another request is waited for instead.
+bool ImageImpl::decode_direct(const Inode& ino, const ZExtent& ext, uint64_t pos, uint64_t length) const {
+  return is_decoded(ext) && pos == ext.la && length == ext.llen && !cache_->has(extent_key(ino, ext));
+}
+
 size_t ImageImpl::read_compressed(const Inode& ino, uint64_t offset, std::span<uint8_t> buf) const {
   const CompressedMap map(*this, ino);
   size_t done = 0;
@@ -19,10 +33,7 @@ size_t ImageImpl::read_compressed(const Inode& ino, uint64_t offset, std::span<u
     const uint64_t pos = offset + done;
     const ZExtent ext = map.map(pos);  // holds pos, and lies inside the file
     const size_t n = size_t(std::min<uint64_t>(buf.size() - done, ext.la + ext.llen - pos));
-    // A whole extent not in the cache is decoded straight into the caller's buffer: a sequential
-    // reader then costs one decode and no copy.
-    if (pos == ext.la && n == ext.llen && ext.algorithm >= 0 && ext.source != ZExtent::Source::Fragment &&
-        !cache_->find(extent_key(ino, ext))) {
+    if (decode_direct(ino, ext, pos, n)) {
       // The caller's bytes are unknown; cache buffers start zeroed.
       if (zero_before_decode_) std::fill_n(buf.begin() + done, n, uint8_t(0));
       decode_into(ino, ext, buf.subspan(done, n));
@@ -47,15 +58,13 @@ std::vector<SharedBytes> ImageImpl::read_shared(const Inode& ino, uint64_t offse
     own(size_t(end - offset), [&](std::span<uint8_t> b) { read(ino, offset, b); });
     return pieces;
   }
-  // Whole extents nobody has cached are decoded into one buffer for this read, as read() does: a
-  // sequential reader then costs one decode per extent and nothing for the cache to keep.
+  // Whole extents go into one buffer for this read (see decode_direct).
   std::shared_ptr<std::vector<uint8_t>> direct;
   const CompressedMap map(*this, ino);
   for (uint64_t pos = offset; pos < end;) {
     const ZExtent ext = map.map(pos);
     const size_t n = size_t(std::min<uint64_t>(end - pos, ext.la + ext.llen - pos));
-    const bool decoded = ext.algorithm >= 0 && ext.source != ZExtent::Source::Fragment;
-    if (decoded && pos == ext.la && n == ext.llen && !cache_->has(extent_key(ino, ext))) {
+    if (decode_direct(ino, ext, pos, n)) {
       if (!direct) direct = std::make_shared<std::vector<uint8_t>>(size_t(end - offset));  // zeroed
       const std::span<uint8_t> at = std::span(*direct).subspan(size_t(pos - offset), n);
       decode_into(ino, ext, at);
@@ -63,7 +72,7 @@ std::vector<SharedBytes> ImageImpl::read_shared(const Inode& ino, uint64_t offse
         pieces.back().bytes = {pieces.back().bytes.data(), pieces.back().bytes.size() + n};
       else
         pieces.push_back({direct, at});
-    } else if (decoded && !head_only(ino, ext, pos - ext.la, n)) {
+    } else if (is_decoded(ext) && !head_only(ino, ext, pos - ext.la, n)) {
       auto data = decoded_extent(ino, ext);
       pieces.push_back({data, std::span<const uint8_t>(*data).subspan(size_t(pos - ext.la), n)});
     } else {
@@ -80,7 +89,7 @@ void ImageImpl::prefetch(const Inode& ino, uint64_t offset, uint64_t length) con
   const CompressedMap map(*this, ino);
   for (uint64_t pos = offset; pos < end;) {
     const ZExtent ext = map.map(pos);
-    if (ext.algorithm >= 0 && ext.source != ZExtent::Source::Fragment) decoded_extent(ino, ext);
+    if (is_decoded(ext)) decoded_extent(ino, ext);
     pos = ext.la + ext.llen;
   }
 }

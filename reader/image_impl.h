@@ -80,6 +80,7 @@ class ImageImpl final : public Image {
   void read_extent(const Inode& ino, const ZExtent& ext, uint64_t skip, std::span<uint8_t> out) const;
   void read_stored(const Inode& ino, const ZExtent& ext, uint64_t skip, std::span<uint8_t> out) const;
   void read_fragment(const Inode& ino, uint64_t offset, std::span<uint8_t> out) const;
+  bool decode_direct(const Inode& ino, const ZExtent& ext, uint64_t pos, uint64_t length) const;
   bool head_only(const Inode& ino, const ZExtent& ext, uint64_t skip, uint64_t length) const;
   // Decodes the extent only as far as [skip, skip + out.size()) and copies those bytes out.
   void read_extent_head(const Inode& ino, const ZExtent& ext, uint64_t skip, std::span<uint8_t> out) const;

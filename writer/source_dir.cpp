@@ -34,6 +34,9 @@ std::string fd_path(int dirfd, const std::string& name) {
 // Where an entry's xattrs are read: an open file (f*xattr), or else a path that is not followed
 // (l*xattr: symlinks and special files, which are not opened).
 struct XattrSource {
+  static XattrSource open_file(int fd) { return {fd, {}}; }
+  static XattrSource unfollowed(std::string path) { return {-1, std::move(path)}; }
+
   int fd = -1;
   std::string path;
 
@@ -105,7 +108,7 @@ class Scanner {
     ScanResult result;
     tree_ = &result.tree;
     Inode* ino = tree_->add(make_inode(st));
-    ino->xattrs = read_xattrs({.fd = fd, .path = {}});
+    ino->xattrs = read_xattrs(XattrSource::open_file(fd));
     tree_->root = ino;
     walk(fd, root, "", ino, list(fd, root));
     tree_->finish();
@@ -194,7 +197,7 @@ class Scanner {
           continue;
         }
         ino = tree_->add(make_inode(st));
-        ino->xattrs = read_xattrs({.fd = fd, .path = {}});
+        ino->xattrs = read_xattrs(XattrSource::open_file(fd));
         dir->children.push_back({name, ino});
         walk(fd, child_path, child_rel, ino, names);
         continue;
@@ -208,7 +211,7 @@ class Scanner {
           continue;
         }
         Fd file(fd);
-        owned->xattrs = read_xattrs({.fd = fd, .path = {}});
+        owned->xattrs = read_xattrs(XattrSource::open_file(fd));
         owned->size = uint64_t(st.st_size);
         owned->source_path = child_path;
         owned->image_path = child_rel;
@@ -224,7 +227,7 @@ class Scanner {
         owned->symlink_target = std::move(target);
         owned->size = owned->symlink_target.size();
       }
-      if (!S_ISREG(st.st_mode)) owned->xattrs = read_xattrs({.path = fd_path(dirfd, name)});
+      if (!S_ISREG(st.st_mode)) owned->xattrs = read_xattrs(XattrSource::unfollowed(fd_path(dirfd, name)));
       ino = tree_->add(std::move(owned));
       if (st.st_nlink > 1) hardlinks_[{st.st_dev, st.st_ino}] = ino;
       dir->children.push_back({name, ino});
