@@ -72,7 +72,9 @@ std::vector<SharedBytes> ImageImpl::read_shared(const Inode& ino, uint64_t offse
         pieces.back().bytes = {pieces.back().bytes.data(), pieces.back().bytes.size() + n};
       else
         pieces.push_back({direct, at});
-    } else if (is_decoded(ext) && !head_only(ino, ext, pos - ext.la, n)) {
+    } else if (is_decoded(ext) && head_only(ino, ext, pos - ext.la, n)) {
+      own(n, [&](std::span<uint8_t> b) { read_extent_head(ino, ext, pos - ext.la, b); });
+    } else if (is_decoded(ext)) {
       auto data = decoded_extent(ino, ext);
       pieces.push_back({data, std::span<const uint8_t>(*data).subspan(size_t(pos - ext.la), n)});
     } else {

@@ -11,14 +11,6 @@ size_t PclusterCache::KeyHash::operator()(const PclusterKey& k) const {
   return h;
 }
 
-PclusterCache::Bytes PclusterCache::find(const PclusterKey& key) {
-  std::lock_guard lock(mutex_);
-  auto it = index_.find(key);
-  if (it == index_.end()) return nullptr;
-  lru_.splice(lru_.begin(), lru_, it->second);
-  return it->second->second;
-}
-
 bool PclusterCache::has(const PclusterKey& key) {
   std::lock_guard lock(mutex_);
   return index_.count(key) || loading_.count(key);

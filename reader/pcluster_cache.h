@@ -31,7 +31,6 @@ class PclusterCache {
 
   explicit PclusterCache(uint64_t budget_bytes) : budget_(budget_bytes) {}
 
-  Bytes find(const PclusterKey& key);
   // Cached, or being loaded by some thread (get_or_load would wait for it).
   bool has(const PclusterKey& key);
   void insert(const PclusterKey& key, Bytes data);

@@ -29,7 +29,7 @@ TEST(PclusterCache, ConcurrentRequestsShareOneLoad) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(loads.load(), 1);
   EXPECT_EQ(ok.load(), 8);
-  EXPECT_TRUE(cache.find(key));
+  EXPECT_TRUE(cache.has(key));
 }
 
 TEST(PclusterCache, LoadErrorsReachEveryWaiterAndAreNotCached) {
@@ -52,7 +52,7 @@ TEST(PclusterCache, LoadErrorsReachEveryWaiterAndAreNotCached) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(errors.load(), 4);
   EXPECT_GE(loads.load(), 1);
-  EXPECT_FALSE(cache.find(key));
+  EXPECT_FALSE(cache.has(key));
   auto ok = cache.get_or_load(key, [] { return std::make_shared<const std::vector<uint8_t>>(4096); });
   EXPECT_EQ(ok->size(), 4096u);
 }
@@ -61,7 +61,7 @@ TEST(PclusterCache, EvictsWithinTheBudget) {
   PclusterCache cache(3 * 4096);
   for (uint64_t i = 0; i < 5; ++i)
     cache.insert({0, i * 4096, 4096, 4096, 0, false}, std::make_shared<const std::vector<uint8_t>>(4096));
-  EXPECT_FALSE(cache.find({0, 0, 4096, 4096, 0, false}));
-  EXPECT_FALSE(cache.find({0, 4096, 4096, 4096, 0, false}));
-  EXPECT_TRUE(cache.find({0, 4 * 4096, 4096, 4096, 0, false}));
+  EXPECT_FALSE(cache.has({0, 0, 4096, 4096, 0, false}));
+  EXPECT_FALSE(cache.has({0, 4096, 4096, 4096, 0, false}));
+  EXPECT_TRUE(cache.has({0, 4 * 4096, 4096, 4096, 0, false}));
 }
