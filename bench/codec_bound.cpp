@@ -83,6 +83,10 @@ int main(int argc, char** argv) {
       for (size_t i; (i = next++) < segments.size();) {
         std::span<const uint8_t> in(data.data() + segments[i].begin, segments[i].size);
         while (!in.empty()) {
+          if (in.size() <= block) {  // mkfs stores it as it is without trying: it cannot save a block
+            produced += block;
+            break;
+          }
           const compress::FillResult r = enc->fill(in, out);
           const uint64_t blocks = (r.produced + block - 1) / block;
           // Where compression does not save a block, mkfs stores a block as it is.

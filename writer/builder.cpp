@@ -122,6 +122,8 @@ class Builder {
   void plan_inodes() {
     std::deque<Inode*> queue = {tree_.root};
     std::unordered_set<const Inode*> seen = {tree_.root};
+    plans_.reserve(tree_.inodes.size() + 1);  // +1: the packed inode, added last
+    index_.reserve(tree_.inodes.size() + 1);
     while (!queue.empty()) {
       Inode* ino = queue.front();
       queue.pop_front();

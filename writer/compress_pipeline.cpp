@@ -18,11 +18,21 @@
 namespace erofs::writer {
 namespace {
 
-struct Task {
-  SegmentResult result;
-  std::vector<uint8_t> input;
-  std::promise<SegmentResult> done;
+// Segments read together and compressed by one worker. Small files travel in batches, so the
+// threads hand each other work (and wake each other) once per batch rather than once per file.
+struct Batch {
+  std::vector<SegmentResult> segments;  // input holds the raw bytes until compressed
+  uint64_t bytes = 0;                   // input bytes, counted against the budget
 };
+
+struct Task {
+  Batch batch;
+  std::promise<Batch> done;
+};
+
+// A batch is handed on before it would hold more input than this (or a segment); larger
+// segments travel alone.
+constexpr uint64_t kBatchBytes = 1 << 20;
 
 // A queue that blocks readers until an item arrives or it is closed.
 template <class T>
@@ -97,7 +107,7 @@ void run_compress_pipeline(const std::vector<PipelineFile>& files, const Pipelin
                            const std::function<void(SegmentResult&&)>& sink) {
   const unsigned workers = std::max(1u, o.workers);
   Channel<std::shared_ptr<Task>> tasks;
-  Channel<std::future<SegmentResult>> ordered;
+  Channel<std::future<Batch>> ordered;
   Budget budget(o.segment_bytes * (2 * workers + 1));
 
   std::vector<std::thread> pool;
@@ -108,22 +118,36 @@ void run_compress_pipeline(const std::vector<PipelineFile>& files, const Pipelin
       std::shared_ptr<Task> t;
       while (tasks.pop(t)) {
         try {
-          const PipelineFile& file = files[t->result.file];
-          ZSegmentOptions so = o.segment;
-          if (file.pcluster_bytes) so.pcluster_bytes = file.pcluster_bytes;
-          so.last_segment = t->result.last;
-          auto& enc = encoders[{file.algorithm, so.pcluster_bytes}];
-          if (!enc) enc = compress::make_encoder(o.specs.at(file.algorithm), so.pcluster_bytes);
-          t->result.z = compress_segment(*enc, t->input, t->result.offset, so);
-          if (o.keep_input) t->result.input = std::move(t->input);
-          t->done.set_value(std::move(t->result));
+          for (SegmentResult& r : t->batch.segments) {
+            const PipelineFile& file = files[r.file];
+            ZSegmentOptions so = o.segment;
+            if (file.pcluster_bytes) so.pcluster_bytes = file.pcluster_bytes;
+            so.last_segment = r.last;
+            auto& enc = encoders[{file.algorithm, so.pcluster_bytes}];
+            if (!enc) enc = compress::make_encoder(o.specs.at(file.algorithm), so.pcluster_bytes);
+            r.z = compress_segment(*enc, r.input, r.offset, so);
+            if (!o.keep_input) r.input = {};
+          }
+          t->done.set_value(std::move(t->batch));
         } catch (...) {
           t->done.set_exception(std::current_exception());
         }
       }
     });
 
+  // The batch being filled holds at most a segment's worth, so the budget never waits for it.
+  const uint64_t batch_bytes = std::min(kBatchBytes, o.segment_bytes);
   std::thread reader([&] {
+    auto t = std::make_shared<Task>();
+    auto stop = [&] {
+      ordered.close();
+      tasks.close();
+    };
+    auto hand_on = [&] {
+      ordered.push(t->done.get_future());
+      tasks.push(std::move(t));
+      t = std::make_shared<Task>();
+    };
     for (size_t f = 0; f < files.size(); ++f) {
       const auto& file = files[f];
       if (file.size == 0) continue;
@@ -131,54 +155,53 @@ void run_compress_pipeline(const std::vector<PipelineFile>& files, const Pipelin
       int fd = own_fd ? open_source_file(file.path) : file.fd;
       int err = errno;
       for (uint64_t off = 0; off < file.size; off += o.segment_bytes) {
-        auto t = std::make_shared<Task>();
         uint64_t n = std::min(o.segment_bytes, file.size - off);
+        if (!t->batch.segments.empty() && t->batch.bytes + n > batch_bytes) hand_on();
         if (!budget.acquire(n)) {
           if (own_fd && fd >= 0) ::close(fd);
-          ordered.close();
-          tasks.close();
-          return;
+          return stop();
         }
-        t->result.file = f;
-        t->result.offset = off;
-        t->result.last = off + n == file.size;
-        ordered.push(t->done.get_future());
+        SegmentResult& r = t->batch.segments.emplace_back();
+        t->batch.bytes += n;
+        r.file = f;
+        r.offset = off;
+        r.last = off + n == file.size;
         try {
           if (fd < 0) throw BuildError(errno_message("cannot read " + file.path, err));
-          t->input.resize(size_t(n));
-          read_source(fd, file.path, (own_fd ? 0 : file.base) + off, t->input.data(), size_t(n));
-          if (t->result.last && own_fd) {
+          r.input.resize(size_t(n));
+          read_source(fd, file.path, (own_fd ? 0 : file.base) + off, r.input.data(), size_t(n));
+          if (r.last && own_fd) {
             uint8_t probe;
             if (::pread(fd, &probe, 1, off_t(file.size)) > 0)
               throw BuildError(file.path + ": file grew while the image was being built");
           }
         } catch (...) {
           t->done.set_exception(std::current_exception());
+          ordered.push(t->done.get_future());
           if (own_fd && fd >= 0) ::close(fd);
-          ordered.close();
-          tasks.close();
-          return;
+          return stop();
         }
-        tasks.push(std::move(t));
       }
       if (own_fd && fd >= 0) ::close(fd);
     }
-    ordered.close();
-    tasks.close();
+    if (!t->batch.segments.empty()) hand_on();
+    stop();
   });
 
   std::exception_ptr failure;
-  std::future<SegmentResult> next;
+  std::future<Batch> next;
   while (ordered.pop(next)) {
+    uint64_t bytes = 0;
     try {
-      SegmentResult r = next.get();
-      uint64_t n = std::min(o.segment_bytes, files[r.file].size - r.offset);
-      if (!failure) sink(std::move(r));
-      budget.release(n);
+      Batch b = next.get();
+      bytes = b.bytes;
+      for (SegmentResult& r : b.segments)
+        if (!failure) sink(std::move(r));
     } catch (...) {
       if (!failure) failure = std::current_exception();
       budget.cancel();
     }
+    budget.release(bytes);
   }
   reader.join();
   tasks.close();

@@ -297,7 +297,7 @@ bool CompressedData::flat_is_smaller(const Plan& p, const ZSegment& z) const {
   return cost >= p.src->size;
 }
 
-void CompressedData::write_flat(Plan& p, const std::vector<uint8_t>& input) {
+void CompressedData::write_flat(Plan& p, std::span<const uint8_t> input) {
   p.compressed = false;
   uint64_t size = input.size();
   uint32_t tail = uint32_t(size % bs_);

@@ -55,7 +55,7 @@ class CompressedData {
   void place_tail(Plan& p, const ZTailPiece& t, ZExtent e);
   void write_block_tail(Plan& p, const ZTailPiece& t, ZExtent e);
   bool flat_is_smaller(const Plan& p, const ZSegment& z) const;
-  void write_flat(Plan& p, const std::vector<uint8_t>& input);
+  void write_flat(Plan& p, std::span<const uint8_t> input);
   void whole_file_fragment(Plan& p, BuildStats& stats);
   uint64_t add_fragment(std::span<const uint8_t> raw);
 

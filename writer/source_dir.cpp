@@ -9,10 +9,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <exception>
 #include <map>
+#include <thread>
 
 #include "writer/errors.h"
 #include "writer/exclusions.h"
+#include "writer/parallel_for.h"
 
 namespace erofs::writer {
 namespace {
@@ -91,10 +94,58 @@ XattrList read_xattrs(const XattrSource& src) {
   return out;
 }
 
+// What the system calls say about one directory entry. The calls for a directory's entries run
+// in parallel; the tree is then built from the answers in name order, so the image, and which
+// error stops the build, do not depend on their timing.
+struct EntryFacts {
+  struct stat st {};
+  int stat_errno = 0;
+  int open_errno = 0;  // openat of a regular file, readlinkat of a symlink
+  std::string link_target;
+  XattrList xattrs;
+  std::exception_ptr xattr_error;
+};
+
+void gather(int dirfd, const std::string& name, EntryFacts& f) noexcept {
+  if (::fstatat(dirfd, name.c_str(), &f.st, AT_SYMLINK_NOFOLLOW) != 0) {
+    f.stat_errno = errno;
+    return;
+  }
+  try {
+    if (S_ISDIR(f.st.st_mode)) return;  // opened and read by the walk itself
+    if (S_ISREG(f.st.st_mode)) {
+      // Opened now so that an unreadable file stops the build before any work is done.
+      int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0) {
+        f.open_errno = errno;
+        return;
+      }
+      Fd file(fd);
+      f.xattrs = read_xattrs(XattrSource::open_file(fd));
+      return;
+    }
+    if (S_ISLNK(f.st.st_mode)) {
+      f.link_target.assign(size_t(f.st.st_size) + 1, '\0');
+      ssize_t n = ::readlinkat(dirfd, name.c_str(), f.link_target.data(), f.link_target.size());
+      if (n < 0) {
+        f.open_errno = errno;
+        return;
+      }
+      f.link_target.resize(size_t(n));
+    }
+    f.xattrs = read_xattrs(XattrSource::unfollowed(fd_path(dirfd, name)));
+  } catch (...) {
+    f.xattr_error = std::current_exception();
+  }
+}
+
+// Enough threads to overlap the system calls of a scan; more only contend in the kernel.
+unsigned scan_helpers() { return std::min(3u, std::max(1u, std::thread::hardware_concurrency()) - 1); }
+
 class Scanner {
  public:
   Scanner(const SourceOptions& o, const std::function<void(const std::string&)>& warn)
-      : opt_(o), warn_(warn), exclusions_(o) {}
+      : opt_(o), warn_(warn), exclusions_(o), pool_(scan_helpers()) {}
 
   ScanResult run(const std::string& root) {
     int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -162,14 +213,25 @@ class Scanner {
   }
 
   void walk(int dirfd, const std::string& path, const std::string& rel, Inode* dir,
-            const std::vector<std::string>& names) {
-    for (auto& name : names) {
-      std::string child_path = path + "/" + name;
+            const std::vector<std::string>& all_names) {
+    std::vector<const std::string*> names;
+    std::vector<std::string> rels;
+    for (auto& name : all_names) {
       std::string child_rel = rel.empty() ? name : rel + "/" + name;
       if (exclusions_.excluded(child_rel)) continue;
-      struct stat st;
-      if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        skip_or_throw(errno_message("cannot stat " + child_path, errno));
+      names.push_back(&name);
+      rels.push_back(std::move(child_rel));
+    }
+    std::vector<EntryFacts> facts(names.size());
+    pool_.run(names.size(), [&](size_t i) { gather(dirfd, *names[i], facts[i]); });
+
+    for (size_t i = 0; i < names.size(); ++i) {
+      const std::string& name = *names[i];
+      std::string child_path = path + "/" + name;
+      EntryFacts& f = facts[i];
+      const struct stat& st = f.st;
+      if (f.stat_errno) {
+        skip_or_throw(errno_message("cannot stat " + child_path, f.stat_errno));
         continue;
       }
       if (name.size() > 255) throw BuildError("name too long: " + child_path);
@@ -189,9 +251,9 @@ class Scanner {
           continue;
         }
         Fd child(fd);
-        std::vector<std::string> names;
+        std::vector<std::string> child_names;
         try {
-          names = list(fd, child_path);
+          child_names = list(fd, child_path);
         } catch (const BuildError& e) {
           skip_or_throw(e.what());
           continue;
@@ -199,35 +261,29 @@ class Scanner {
         ino = tree_->add(make_inode(st));
         ino->xattrs = read_xattrs(XattrSource::open_file(fd));
         dir->children.push_back({name, ino});
-        walk(fd, child_path, child_rel, ino, names);
+        walk(fd, child_path, rels[i], ino, child_names);
         continue;
       }
       auto owned = make_inode(st);
       if (S_ISREG(st.st_mode)) {
-        // Opened now so that an unreadable file stops the build before any work is done.
-        int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0) {
-          skip_or_throw(errno_message("cannot read " + child_path, errno));
+        if (f.open_errno) {
+          skip_or_throw(errno_message("cannot read " + child_path, f.open_errno));
           continue;
         }
-        Fd file(fd);
-        owned->xattrs = read_xattrs(XattrSource::open_file(fd));
         owned->size = uint64_t(st.st_size);
         owned->source_path = child_path;
-        owned->image_path = child_rel;
+        owned->image_path = rels[i];
       } else if (S_ISLNK(st.st_mode)) {
-        std::string target(size_t(st.st_size) + 1, '\0');
-        ssize_t n = ::readlinkat(dirfd, name.c_str(), target.data(), target.size());
-        if (n < 0) {
-          skip_or_throw(errno_message("cannot read link " + child_path, errno));
+        if (f.open_errno) {
+          skip_or_throw(errno_message("cannot read link " + child_path, f.open_errno));
           continue;
         }
-        if (size_t(n) > 4095) throw BuildError("symlink target longer than 4095 bytes: " + child_path);
-        target.resize(size_t(n));
-        owned->symlink_target = std::move(target);
+        if (f.link_target.size() > 4095) throw BuildError("symlink target longer than 4095 bytes: " + child_path);
+        owned->symlink_target = std::move(f.link_target);
         owned->size = owned->symlink_target.size();
       }
-      if (!S_ISREG(st.st_mode)) owned->xattrs = read_xattrs(XattrSource::unfollowed(fd_path(dirfd, name)));
+      if (f.xattr_error) std::rethrow_exception(f.xattr_error);
+      owned->xattrs = std::move(f.xattrs);
       ino = tree_->add(std::move(owned));
       if (st.st_nlink > 1) hardlinks_[{st.st_dev, st.st_ino}] = ino;
       dir->children.push_back({name, ino});
@@ -240,6 +296,7 @@ class Scanner {
   std::map<std::pair<dev_t, ino_t>, Inode*> hardlinks_;
   Tree* tree_ = nullptr;
   uint64_t skipped_ = 0;
+  ParallelFor pool_;
 };
 
 }  // namespace

@@ -32,7 +32,9 @@ ZSegment compress_segment(compress::Encoder& enc, std::span<const uint8_t> data,
   while (pos < data.size()) {
     uint64_t remaining = data.size() - pos;
     auto window = data.subspan(pos, size_t(std::min<uint64_t>(remaining, o.max_extent)));
-    compress::FillResult r = enc.fill(window, out);
+    // A block of input or less cannot compress into fewer blocks, so it is stored as it is
+    // without trying (also as a tail: a compressed tail is kept only when it saves a block).
+    compress::FillResult r = remaining > bs ? enc.fill(window, out) : compress::FillResult{};
     uint32_t nblocks = uint32_t((r.produced + bs - 1) / bs);
     bool saves = r.consumed > 0 && uint64_t(nblocks) * bs < r.consumed;
     uint64_t length = saves ? r.consumed : std::min<uint64_t>(bs, remaining);
@@ -58,11 +60,16 @@ ZSegment compress_segment(compress::Encoder& enc, std::span<const uint8_t> data,
 
     ZExtent e{lstart + pos, length, blk, saves ? nblocks : 1, !saves, false, false};
     size_t at = seg.blocks.size();
-    seg.blocks.resize(at + size_t(e.nblocks) * bs, 0);
-    if (saves)  // right-aligned after zero padding (0PADDING)
-      std::memcpy(seg.blocks.data() + at + size_t(e.nblocks) * bs - r.produced, out.data(), r.produced);
-    else
-      std::memcpy(seg.blocks.data() + at, window.data(), size_t(length));
+    const size_t room = size_t(e.nblocks) * bs, used = saves ? r.produced : size_t(length);
+    seg.blocks.resize(at + room);
+    uint8_t* dst = seg.blocks.data() + at;
+    if (saves) {  // right-aligned after zero padding (0PADDING)
+      std::memset(dst, 0, room - used);
+      std::memcpy(dst + room - used, out.data(), used);
+    } else {
+      std::memcpy(dst, window.data(), used);
+      std::memset(dst + used, 0, room - used);
+    }
     seg.extents.push_back(e);
     blk += e.nblocks;
     pos += length;
