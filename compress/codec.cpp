@@ -159,7 +159,8 @@ struct Decoder::State {
 Decoder::Decoder(DecoderConfig config) : config_(config), state_(std::make_unique<State>()) {}
 Decoder::~Decoder() = default;
 
-void Decoder::decode(Algorithm alg, std::span<const uint8_t> in, std::span<uint8_t> out, bool partial) {
+void Decoder::decode(Algorithm alg, std::span<const uint8_t> in, std::span<uint8_t> out, bool partial,
+                     bool out_zeroed) {
   const unsigned index = unsigned(alg);
   if (index >= kAlgorithmCount) detail::throw_decode("unknown compression algorithm {}", index);
   const std::string_view name = algorithm_name(alg);
@@ -186,6 +187,9 @@ void Decoder::decode(Algorithm alg, std::span<const uint8_t> in, std::span<uint8
       case Algorithm::Zstd: d = detail::make_zstd_decoder(config_.zstd_window_log); break;
     }
   }
+  // Only LZ4 can copy bytes it has not written; the other libraries refuse such streams.
+  if (alg == Algorithm::Lz4 && !config_.check_lz4_offsets && !out_zeroed && detail::lz4_zero_offset_match(in, out.size()))
+    std::fill(out.begin(), out.end(), uint8_t(0));
   d->decode(in, out, partial);
 }
 

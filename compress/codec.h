@@ -78,8 +78,9 @@ struct DecoderConfig {
   uint8_t zstd_window_log = 10;
   // Walk each LZ4 stream before decoding it to refuse a match at offset 0, which the format
   // forbids and liblz4 accepts: such a match copies output bytes not yet written. The walk costs
-  // about half a decode. Without it the output still depends only on the stream and on what the
-  // output buffer held, so callers that zero the buffer first get the same bytes every time.
+  // about half a decode. Without it, such a match reads zeros: callers that zeroed the output
+  // say so (decode's out_zeroed) and skip the walk; for other buffers the stream is walked and
+  // the buffer zeroed only if it has such a match. The output depends on the stream alone.
   bool check_lz4_offsets = true;
 };
 
@@ -93,8 +94,10 @@ class Decoder {
 
   // Decodes `in` (leading zero padding already stripped) into exactly out.size() bytes.
   // partial: the stream may hold more output than out.size(); decoding stops early.
-  // Otherwise the stream must produce exactly out.size() bytes. Throws DecodeError.
-  void decode(Algorithm alg, std::span<const uint8_t> in, std::span<uint8_t> out, bool partial);
+  // Otherwise the stream must produce exactly out.size() bytes. out_zeroed: `out` holds only zeros
+  // (see DecoderConfig::check_lz4_offsets). Throws DecodeError.
+  void decode(Algorithm alg, std::span<const uint8_t> in, std::span<uint8_t> out, bool partial,
+              bool out_zeroed = false);
 
  private:
   struct State;

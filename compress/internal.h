@@ -26,6 +26,8 @@ std::unique_ptr<Encoder> make_deflate_encoder(int level);
 std::unique_ptr<Encoder> make_zstd_encoder(int level, uint32_t max_pcluster_bytes);
 
 std::unique_ptr<AlgDecoder> make_lz4_decoder(bool check_offsets);
+// Whether the LZ4 sequences making the first `out_size` bytes of `in` hold a match at offset 0.
+bool lz4_zero_offset_match(std::span<const uint8_t> in, size_t out_size);
 std::unique_ptr<AlgDecoder> make_lzma_decoder(uint32_t dict_size);
 std::unique_ptr<AlgDecoder> make_deflate_decoder();
 std::unique_ptr<AlgDecoder> make_zstd_decoder(uint8_t window_log);

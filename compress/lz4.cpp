@@ -40,10 +40,12 @@ class Lz4Encoder final : public Encoder {
   std::vector<char> state_;  // LZ4HC's 256 KiB state, kept so each fill does not allocate it
 };
 
+}  // namespace
+
 // liblz4 accepts a match offset of 0, which the format forbids: the match then copies bytes not
 // yet written, so the output would keep whatever the buffer held. Walk the sequences that make the
-// first `out_size` bytes and refuse such a match. (Past them, zero padding may follow the stream.)
-bool zero_offset_match(std::span<const uint8_t> in, size_t out_size) {
+// first `out_size` bytes. (Past them, zero padding may follow the stream.)
+bool lz4_zero_offset_match(std::span<const uint8_t> in, size_t out_size) {
   size_t ip = 0, op = 0;
   auto length = [&](size_t nibble) {
     size_t n = nibble;
@@ -69,12 +71,14 @@ bool zero_offset_match(std::span<const uint8_t> in, size_t out_size) {
   return false;
 }
 
+namespace {
+
 class Lz4Decoder final : public AlgDecoder {
  public:
   explicit Lz4Decoder(bool check_offsets) : check_offsets_(check_offsets) {}
 
   void decode(std::span<const uint8_t> in, std::span<uint8_t> out, bool partial) override {
-    if (check_offsets_ && zero_offset_match(in, out.size())) throw_decode("lz4: corrupt stream (match offset 0)");
+    if (check_offsets_ && lz4_zero_offset_match(in, out.size())) throw_decode("lz4: corrupt stream (match offset 0)");
     const auto* src = reinterpret_cast<const char*>(in.data());
     auto* dst = reinterpret_cast<char*>(out.data());
     const int n = int(in.size()), m = int(out.size());

@@ -34,9 +34,10 @@ size_t ImageImpl::read_compressed(const Inode& ino, uint64_t offset, std::span<u
     const ZExtent ext = map.map(pos);  // holds pos, and lies inside the file
     const size_t n = size_t(std::min<uint64_t>(buf.size() - done, ext.la + ext.llen - pos));
     if (decode_direct(ino, ext, pos, n)) {
-      // The caller's bytes are unknown; cache buffers start zeroed.
+      // The caller's buffer is usually reused and in the CPU cache: zeroing it costs less than
+      // walking the stream (see OpenOptions::check_lz4_offsets).
       if (zero_before_decode_) std::fill_n(buf.begin() + done, n, uint8_t(0));
-      decode_into(ino, ext, buf.subspan(done, n));
+      decode_into(ino, ext, buf.subspan(done, n), zero_before_decode_);
     } else {
       read_extent(ino, ext, pos - ext.la, buf.subspan(done, n));
     }
@@ -59,13 +60,13 @@ std::vector<SharedBytes> ImageImpl::read_shared(const Inode& ino, uint64_t offse
     return pieces;
   }
   // Whole extents go into one buffer for this read (see decode_direct).
-  std::shared_ptr<std::vector<uint8_t>> direct;
+  std::shared_ptr<compress::UninitBytes> direct;  // fresh memory: see decoded_extent
   const CompressedMap map(*this, ino);
   for (uint64_t pos = offset; pos < end;) {
     const ZExtent ext = map.map(pos);
     const size_t n = size_t(std::min<uint64_t>(end - pos, ext.la + ext.llen - pos));
     if (decode_direct(ino, ext, pos, n)) {
-      if (!direct) direct = std::make_shared<std::vector<uint8_t>>(size_t(end - offset));  // zeroed
+      if (!direct) direct = std::make_shared<compress::UninitBytes>(size_t(end - offset));
       const std::span<uint8_t> at = std::span(*direct).subspan(size_t(pos - offset), n);
       decode_into(ino, ext, at);
       if (!pieces.empty() && pieces.back().owner == direct && pieces.back().bytes.data() + pieces.back().bytes.size() == at.data())
@@ -155,7 +156,7 @@ void ImageImpl::read_extent_head(const Inode& ino, const ZExtent& ext, uint64_t 
   ZExtent head = ext;
   head.llen = skip + out.size();
   head.partial = true;
-  std::vector<uint8_t> bytes(size_t(head.llen));  // zeroed: see OpenOptions::check_lz4_offsets
+  compress::UninitBytes bytes(size_t(head.llen));
   decode_into(ino, head, bytes);
   std::memcpy(out.data(), bytes.data() + skip, out.size());
 }
@@ -168,14 +169,16 @@ PclusterKey ImageImpl::extent_key(const Inode& ino, const ZExtent& ext) const {
 
 PclusterCache::Bytes ImageImpl::decoded_extent(const Inode& ino, const ZExtent& ext) const {
   return cache_->get_or_load(extent_key(ino, ext), [&] {
-    auto out = std::make_shared<std::vector<uint8_t>>(ext.llen);  // bounded by the 12 MiB extent limit
+    // Bounded by the 12 MiB extent limit. Fresh memory: the decoder's walk of an LZ4 stream
+    // costs less than zeroing it (page faults included).
+    auto out = std::make_shared<compress::UninitBytes>(ext.llen);
     decode_into(ino, ext, *out);
     return PclusterCache::Bytes(std::move(out));
   });
 }
 
-void ImageImpl::decode_into(const Inode& ino, const ZExtent& ext, std::span<uint8_t> out) const {
-  std::vector<uint8_t> raw(ext.plen);  // CompressedMap bounded plen by the 1 MiB pcluster limit
+void ImageImpl::decode_into(const Inode& ino, const ZExtent& ext, std::span<uint8_t> out, bool out_zeroed) const {
+  compress::UninitBytes raw(ext.plen);  // CompressedMap bounded plen by the 1 MiB pcluster limit; read in full
   if (ext.source == ZExtent::Source::Device)
     read_device(ext.pa, raw);
   else
@@ -194,7 +197,7 @@ void ImageImpl::decode_into(const Inode& ino, const ZExtent& ext, std::span<uint
   try {
     auto decoder = decoders_->acquire();
     // Without 0PADDING the stream's end is unknown, so it may hold more than the extent.
-    decoder->decode(compress::Algorithm(ext.algorithm), in, out, ext.partial || !zero_padding);
+    decoder->decode(compress::Algorithm(ext.algorithm), in, out, ext.partial || !zero_padding, out_zeroed);
   } catch (const compress::DecodeError& e) {
     throw CorruptError(fmt::format("nid {}: extent at {} ({} bytes from byte {}): {}", ino.nid, ext.la, ext.plen,
                                    ext.pa, e.what()));

@@ -58,13 +58,36 @@ std::vector<Extent> ImageImpl::extents(const Inode& file) const {
     case format::Layout::CompressedCompact: {
       const CompressedMap map(*this, file);
       for (uint64_t pos = 0; pos < file.size;) {
-        out.push_back(public_extent(map.map(pos)));
-        pos = out.back().offset + out.back().length;
+        const Extent e = public_extent(map.map(pos));
+        pos = e.offset + e.length;
+        if (e.kind == Extent::Kind::Fragment)
+          append_fragment(e, out);
+        else
+          out.push_back(e);
       }
       return out;
     }
   }
   throw CorruptError(fmt::format("nid {}: unknown data layout", file.nid));
+}
+
+// A fragment is cut where the packed inode's extents end, so that a reader copying extent by
+// extent decodes each of those once, straight into its own buffer (see decode_direct).
+void ImageImpl::append_fragment(const Extent& fragment, std::vector<Extent>& out) const {
+  if (!packed_ || !format::is_compressed(packed_->layout())) {
+    out.push_back(fragment);
+    return;
+  }
+  const CompressedMap packed(*this, *packed_);
+  for (uint64_t done = 0; done < fragment.length;) {
+    const uint64_t at = checked::add(fragment.physical, done);
+    if (at >= packed_->size)
+      throw CorruptError(fmt::format("fragment at {} runs past the packed inode", fragment.physical));
+    const ZExtent z = packed.map(at);
+    const uint64_t n = std::min(fragment.length - done, z.la + z.llen - at);
+    out.push_back({fragment.offset + done, n, Extent::Kind::Fragment, at});
+    done += n;
+  }
 }
 
 Extent ImageImpl::extent_at(const Inode& file, uint64_t offset) const {

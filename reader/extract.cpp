@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "format/constants.h"
 #include "reader/image.h"
 
 namespace erofs::reader {
@@ -156,8 +157,9 @@ class Extractor {
   void copy_data(int fd, const Inode& ino, const std::string& path) {
     // Adjacent extents are copied through one buffer kept for the whole extraction (a fresh
     // megabyte per file costs more than the data of most files), in reads that end on extent
-    // boundaries wherever an extent fits: each compressed extent is then decoded once, straight
-    // into the buffer, and never through the reader's cache.
+    // boundaries. The buffer grows to hold the largest compressed extent or fragment piece (the
+    // reader cuts fragments where the packed inode's extents end): each is then decoded once,
+    // straight into the buffer, and never through the reader's cache.
     if (buf_.empty()) buf_.resize(1 << 20);
     uint64_t start = 0, end = 0;  // stored bytes not written yet
     auto flush = [&] {
@@ -174,6 +176,11 @@ class Extractor {
       start = end;
     };
     for (const Extent& ext : img_.extents(ino)) {
+      const bool decoded = ext.kind == Extent::Kind::Compressed || ext.kind == Extent::Kind::Fragment;
+      if (decoded && ext.length > buf_.size() && ext.length <= format::kMaxExtentBytes) {
+        flush();
+        buf_.resize(size_t(ext.length));
+      }
       if (ext.kind == Extent::Kind::Hole || ext.offset != end) {
         flush();
         start = end = ext.offset + (ext.kind == Extent::Kind::Hole ? ext.length : 0);

@@ -92,8 +92,8 @@ struct OpenOptions {
   // Decoded compressed extents kept for reuse (shared by all threads); 0 disables the cache.
   uint64_t pcluster_cache_bytes = 64ull << 20;
   // Refuse LZ4 streams with a match at offset 0 (compress::DecoderConfig::check_lz4_offsets).
-  // Without the check, decoded bytes are still a function of the image alone: the reader zeroes
-  // every buffer it decodes into.
+  // Without the check, such a match reads zeros, so decoded bytes are still a function of the
+  // image alone.
   bool check_lz4_offsets = true;
 };
 

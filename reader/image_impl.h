@@ -39,6 +39,7 @@ class ImageImpl final : public Image {
   std::vector<SharedBytes> read_shared(const Inode& file, uint64_t offset, uint64_t length) const override;
   std::vector<Extent> extents(const Inode& file) const override;
   Extent extent_at(const Inode& file, uint64_t offset) const override;
+  void append_fragment(const Extent& fragment, std::vector<Extent>& out) const;
   void prefetch(const Inode& file, uint64_t offset, uint64_t length) const override;
   std::optional<StoredRun> stored_run(const Inode& file, uint64_t offset) const override;
   int file_descriptor() const override { return file_.fd(); }
@@ -87,7 +88,7 @@ class ImageImpl final : public Image {
   PclusterCache::Bytes decoded_extent(const Inode& ino, const ZExtent& ext) const;
   PclusterKey extent_key(const Inode& ino, const ZExtent& ext) const;
   // Decodes the extent into `out` (exactly ext.llen bytes), bypassing the cache.
-  void decode_into(const Inode& ino, const ZExtent& ext, std::span<uint8_t> out) const;
+  void decode_into(const Inode& ino, const ZExtent& ext, std::span<uint8_t> out, bool out_zeroed = false) const;
 
   // One directory block of `dir`, read into `storage` (blksz bytes at most).
   std::span<const uint8_t> dir_block(const Inode& dir, uint64_t index, std::vector<uint8_t>& storage) const;

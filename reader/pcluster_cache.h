@@ -12,6 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "compress/uninit_bytes.h"
+
 namespace erofs::reader {
 
 struct PclusterKey {
@@ -27,7 +29,7 @@ struct PclusterKey {
 
 class PclusterCache {
  public:
-  using Bytes = std::shared_ptr<const std::vector<uint8_t>>;
+  using Bytes = std::shared_ptr<const compress::UninitBytes>;
 
   explicit PclusterCache(uint64_t budget_bytes) : budget_(budget_bytes) {}
 

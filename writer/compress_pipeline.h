@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "compress/codec.h"
-#include "writer/uninit_bytes.h"
+#include "compress/uninit_bytes.h"
 #include "writer/zsegment.h"
 
 namespace erofs::writer {
@@ -36,7 +36,7 @@ struct SegmentResult {
   uint64_t offset = 0;              // first byte of the segment in the file
   bool last = false;                // the file's last segment
   ZSegment z;
-  UninitBytes input;                // with keep_input: the segment's raw bytes
+  compress::UninitBytes input;      // with keep_input: the segment's raw bytes
 };
 
 // Calls `sink` on the calling thread for every segment, in order. Files of size 0 produce no

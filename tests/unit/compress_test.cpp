@@ -336,18 +336,22 @@ TEST(Decode, HugeDeclaredSizesAreRejected) {
   EXPECT_EQ(std::string(got.begin(), got.end()), "aaaaa" + tail);
 }
 
-TEST(Decode, UncheckedLz4OffsetZeroDependsOnlyOnTheZeroedBuffer) {
+TEST(Decode, UncheckedLz4OffsetZeroReadsZeros) {
   // The stream of SizeLimits...: "a", a 4-byte match at offset 0, 13 literals.
   const std::string tail = "bcdefghijklmn";
   Bytes zero_offset = {0x10, 'a', 0x00, 0x00, 0xD0};
   zero_offset.insert(zero_offset.end(), tail.begin(), tail.end());
   Decoder d({.check_lz4_offsets = false});
   Bytes first(18, 0), second(18, 0);
-  d.decode(Algorithm::Lz4, zero_offset, first, false);
-  d.decode(Algorithm::Lz4, zero_offset, second, false);
+  d.decode(Algorithm::Lz4, zero_offset, first, false, /*out_zeroed=*/true);
+  d.decode(Algorithm::Lz4, zero_offset, second, false, /*out_zeroed=*/true);
   EXPECT_EQ(first, second);
   EXPECT_EQ(first[0], 'a');
   EXPECT_EQ(std::string(first.begin() + 5, first.end()), tail);
+  // A buffer not known to be zeroed gets the same bytes: the decoder finds the match and zeroes it.
+  Bytes dirty(18, 0xAA);
+  d.decode(Algorithm::Lz4, zero_offset, dirty, false, /*out_zeroed=*/false);
+  EXPECT_EQ(dirty, first);
   // With the check (the default) the same stream is refused.
   Bytes out(18, 0);
   EXPECT_THROW(Decoder().decode(Algorithm::Lz4, zero_offset, out, false), DecodeError);

@@ -22,7 +22,7 @@ TEST(PclusterCache, ConcurrentRequestsShareOneLoad) {
       auto bytes = cache.get_or_load(key, [&] {
         ++loads;
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        return std::make_shared<const std::vector<uint8_t>>(8192, uint8_t(7));
+        return std::make_shared<const erofs::compress::UninitBytes>(8192, uint8_t(7));
       });
       if (bytes && bytes->size() == 8192 && (*bytes)[100] == 7) ++ok;
     });
@@ -53,14 +53,14 @@ TEST(PclusterCache, LoadErrorsReachEveryWaiterAndAreNotCached) {
   EXPECT_EQ(errors.load(), 4);
   EXPECT_GE(loads.load(), 1);
   EXPECT_FALSE(cache.has(key));
-  auto ok = cache.get_or_load(key, [] { return std::make_shared<const std::vector<uint8_t>>(4096); });
+  auto ok = cache.get_or_load(key, [] { return std::make_shared<const erofs::compress::UninitBytes>(4096); });
   EXPECT_EQ(ok->size(), 4096u);
 }
 
 TEST(PclusterCache, EvictsWithinTheBudget) {
   PclusterCache cache(3 * 4096);
   for (uint64_t i = 0; i < 5; ++i)
-    cache.insert({0, i * 4096, 4096, 4096, 0, false}, std::make_shared<const std::vector<uint8_t>>(4096));
+    cache.insert({0, i * 4096, 4096, 4096, 0, false}, std::make_shared<const erofs::compress::UninitBytes>(4096));
   EXPECT_FALSE(cache.has({0, 0, 4096, 4096, 0, false}));
   EXPECT_FALSE(cache.has({0, 4096, 4096, 4096, 0, false}));
   EXPECT_TRUE(cache.has({0, 4 * 4096, 4096, 4096, 0, false}));

@@ -257,6 +257,42 @@ TEST(Dedupe, NotAcrossAlgorithms) {
   fs::remove_all(dir);
 }
 
+// A file kept whole in the packed inode maps as fragment pieces cut where the packed inode's
+// extents end (readers then decode each packed extent straight into their buffer).
+TEST(Fragments, WholeFileMapsAsPiecesOfThePackedInodesExtents) {
+  fs::path dir = fs::current_path() / "fragments.pieces";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "src");
+  const std::string content = text(500000, 11) + random_bytes(30000, 12) + text(200000, 13);
+  write_file(dir / "src" / "big", content);
+  writer::BuildOptions o;
+  writer::CompressionOptions z;
+  z.algorithms.push_back(compress::parse_spec("lz4hc"));
+  z.pcluster_bytes = 16384;
+  z.all_fragments = true;
+  o.compression = z;
+  std::string image = (dir / "image").string();
+  auto scan = writer::scan_directory((dir / "src").string(), o.source, nullptr);
+  writer::build_image(scan.tree, image, o);
+  auto img = reader::Image::open(image);
+  const reader::Inode big = img->resolve("/big");
+  const auto pieces = img->extents(big);
+  ASSERT_GT(pieces.size(), 4u);
+  uint64_t end = 0, physical = pieces.front().physical;
+  for (const auto& e : pieces) {
+    ASSERT_EQ(e.kind, reader::Extent::Kind::Fragment);
+    EXPECT_EQ(e.offset, end);
+    EXPECT_EQ(e.physical, physical) << "pieces of one fragment follow each other in the packed inode";
+    std::string got(size_t(e.length), '\0');
+    ASSERT_EQ(img->read(big, e.offset, std::span(reinterpret_cast<uint8_t*>(got.data()), got.size())), e.length);
+    EXPECT_EQ(got, content.substr(size_t(e.offset), size_t(e.length))) << "piece at " << e.offset;
+    end += e.length;
+    physical += e.length;
+  }
+  EXPECT_EQ(end, content.size());
+  fs::remove_all(dir);
+}
+
 TEST(Errors, MissingSourceAndOutputDirectory) {
   writer::BuildOptions o;
   try {

@@ -1,6 +1,6 @@
 // A byte vector whose growth leaves the new bytes unset, for buffers that are filled in full right
-// after they grow (file contents read into them, pclusters copied into them): zeroing them first
-// would touch every byte of the input and the image once more.
+// after they grow (file contents read into them, pclusters encoded or decoded into them): zeroing
+// them first would touch every byte once more.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace erofs::writer {
+namespace erofs::compress {
 
 template <class T>
 struct UninitAllocator : std::allocator<T> {
