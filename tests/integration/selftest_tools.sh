@@ -28,6 +28,14 @@ check "mktree small again" mktree "$W/small2" small --seed 1
 check_output "mktree is deterministic" 0 ' 0 differences$' treecmp "$W/small1" "$W/small2"
 check "mktree small (seed 2)" mktree "$W/small3" small --seed 2
 check_output "another seed gives another tree" 1 'content' treecmp "$W/small1" "$W/small3"
+check_output "treecmp: several B trees, the equal one reported equal" 1 "^treecmp: $W/small2: [0-9]+ entries compared, 0 differences\$" \
+    treecmp "$W/small1" "$W/small2" "$W/small3"
+check_output "treecmp: several B trees, the other one reported with its lines" 1 "^$W/small3: .*content" \
+    treecmp "$W/small1" "$W/small2" "$W/small3"
+check_output "treecmp: several B trees, a difference in any one fails" 1 "^treecmp: $W/small3: [0-9]+ entries compared, [1-9][0-9]* differences\$" \
+    treecmp "$W/small1" "$W/small2" "$W/small3"
+check_output "treecmp --label with one B tree" 0 "^treecmp: $W/small2: [0-9]+ entries compared, 0 differences\$" \
+    treecmp "$W/small1" "$W/small2" --label
 check_output "small profile has no 10,000-entry directory" 1 '^big: only in A: dir \(and 10000 entries below it\)$' \
     treecmp "$W/src" "$W/small1"
 check_output "small profile is otherwise the awkward tree" 1 ' 1 differences$' treecmp "$W/src" "$W/small1"

@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """Compare two directory trees entry by entry, metadata included.
 
-Usage: treecmp.py A B [--no-owner] [--no-xattrs] [--no-mtime] [--mtime-seconds]
+Usage: treecmp.py A B [B2 ...] [--no-owner] [--no-xattrs] [--no-mtime] [--mtime-seconds]
                       [--ignore-root-mtime] [--no-hardlinks] [--contents-only]
-                      [--skip-types TYPES] [--limit N]
+                      [--skip-types TYPES] [--limit N] [--label]
 
 Prints one line per difference:   PATH: WHAT: A=<value> B=<value>
 (PATH relative to the roots, "." for the roots themselves; a backslash is shown doubled, bytes
 that are not UTF-8 as \\xNN, control characters as \\n, \\t, \\xNN), then a final line
     treecmp: N entries compared, M differences
 Exit status: 0 identical, 1 differences, 2 usage error or a root that is not a directory.
+With several B trees (or --label), A is compared with each in turn (one Python start for many
+images): each comparison's lines are prefixed with "B: " and its final line reads
+    treecmp: B: N entries compared, M differences
+and the exit status is 1 if any of them differs.
 
 Compared for every path (names are compared as bytes):
   presence in A and B (a missing directory is one line, counting what is below it),
@@ -199,8 +203,8 @@ def compare_content(pa, pb):
 
 
 class Comparer:
-    def __init__(self, a, b, args):
-        self.A, self.B, self.args = a, b, args
+    def __init__(self, a, b, args, label=""):
+        self.A, self.B, self.args, self.label = a, b, args, label
         self.ndiff = 0
         self.printed = 0
 
@@ -210,9 +214,9 @@ class Comparer:
             return
         self.printed += 1
         if raw is not None:
-            print("%s: %s: %s" % (show_path(rel), what, raw))
+            print("%s%s: %s: %s" % (self.label, show_path(rel), what, raw))
         else:
-            print("%s: %s: A=%s B=%s" % (show_path(rel), what, va, vb))
+            print("%s%s: %s: A=%s B=%s" % (self.label, show_path(rel), what, va, vb))
 
     def run(self):
         args = self.args
@@ -352,7 +356,7 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
     ap.add_argument("a")
-    ap.add_argument("b")
+    ap.add_argument("b", nargs="+")
     ap.add_argument("--no-owner", action="store_true", help="do not compare uid/gid")
     ap.add_argument("--no-xattrs", action="store_true", help="do not compare xattrs")
     ap.add_argument("--no-mtime", action="store_true", help="do not compare mtimes")
@@ -368,12 +372,13 @@ def main(argv=None):
                     help="comma-separated types to leave out: reg,dir,lnk,chr,blk,fifo,sock")
     ap.add_argument("--limit", type=int, default=None, metavar="N",
                     help="print at most N difference lines")
+    ap.add_argument("--label", action="store_true",
+                    help="prefix each comparison's lines with its B tree (implied by several B trees)")
     args = ap.parse_args(argv)
     if args.contents_only:
         args.no_owner = args.no_xattrs = args.no_mtime = args.no_hardlinks = True
 
-    trees = []
-    for root in (args.a, args.b):
+    for root in [args.a] + args.b:
         try:
             st = os.stat(root)
         except OSError as ex:
@@ -382,17 +387,25 @@ def main(argv=None):
         if not stat.S_ISDIR(st.st_mode):
             print("treecmp: %s: not a directory" % root, file=sys.stderr)
             return 2
-        trees.append(Tree(root))
-    c = Comparer(trees[0], trees[1], args)
-    for side, t in zip("AB", trees):
-        for rel, msg in t.scan():
-            c.diff(rel, "error in " + side, raw=msg)
-    compared = c.run()
-    if c.printed < c.ndiff:
-        print("treecmp: (%d more difference lines not shown)" % (c.ndiff - c.printed))
-    print("treecmp: %d entries compared, %d differences" % (compared, c.ndiff))
-    sys.stdout.flush()
-    return 1 if c.ndiff else 0
+    a = Tree(args.a)
+    a_errors = list(a.scan())
+    rc = 0
+    for b_root in args.b:
+        b = Tree(b_root)
+        label = "%s: " % b_root if len(args.b) > 1 or args.label else ""
+        c = Comparer(a, b, args, label)
+        for rel, msg in a_errors:
+            c.diff(rel, "error in A", raw=msg)
+        for rel, msg in b.scan():
+            c.diff(rel, "error in B", raw=msg)
+        compared = c.run()
+        if c.printed < c.ndiff:
+            print("treecmp: %s(%d more difference lines not shown)" % (label, c.ndiff - c.printed))
+        print("treecmp: %s%d entries compared, %d differences" % (label, compared, c.ndiff))
+        sys.stdout.flush()
+        if c.ndiff:
+            rc = 1
+    return rc
 
 
 if __name__ == "__main__":
