@@ -34,10 +34,7 @@ size_t ImageImpl::read_compressed(const Inode& ino, uint64_t offset, std::span<u
     const ZExtent ext = map.map(pos);  // holds pos, and lies inside the file
     const size_t n = size_t(std::min<uint64_t>(buf.size() - done, ext.la + ext.llen - pos));
     if (decode_direct(ino, ext, pos, n)) {
-      // The caller's buffer is usually reused and in the CPU cache: zeroing it costs less than
-      // walking the stream (see OpenOptions::check_lz4_offsets).
-      if (zero_before_decode_) std::fill_n(buf.begin() + done, n, uint8_t(0));
-      decode_into(ino, ext, buf.subspan(done, n), zero_before_decode_);
+      decode_into(ino, ext, buf.subspan(done, n), Fill::ZeroFirst);
     } else {
       read_extent(ino, ext, pos - ext.la, buf.subspan(done, n));
     }
@@ -60,7 +57,7 @@ std::vector<SharedBytes> ImageImpl::read_shared(const Inode& ino, uint64_t offse
     return pieces;
   }
   // Whole extents go into one buffer for this read (see decode_direct).
-  std::shared_ptr<compress::UninitBytes> direct;  // fresh memory: see decoded_extent
+  std::shared_ptr<compress::UninitBytes> direct;
   const CompressedMap map(*this, ino);
   for (uint64_t pos = offset; pos < end;) {
     const ZExtent ext = map.map(pos);
@@ -68,7 +65,7 @@ std::vector<SharedBytes> ImageImpl::read_shared(const Inode& ino, uint64_t offse
     if (decode_direct(ino, ext, pos, n)) {
       if (!direct) direct = std::make_shared<compress::UninitBytes>(size_t(end - offset));
       const std::span<uint8_t> at = std::span(*direct).subspan(size_t(pos - offset), n);
-      decode_into(ino, ext, at);
+      decode_into(ino, ext, at, Fill::ZeroFirst);
       if (!pieces.empty() && pieces.back().owner == direct && pieces.back().bytes.data() + pieces.back().bytes.size() == at.data())
         pieces.back().bytes = {pieces.back().bytes.data(), pieces.back().bytes.size() + n};
       else
@@ -157,7 +154,7 @@ void ImageImpl::read_extent_head(const Inode& ino, const ZExtent& ext, uint64_t 
   head.llen = skip + out.size();
   head.partial = true;
   compress::UninitBytes bytes(size_t(head.llen));
-  decode_into(ino, head, bytes);
+  decode_into(ino, head, bytes, Fill::ZeroFirst);
   std::memcpy(out.data(), bytes.data() + skip, out.size());
 }
 
@@ -169,15 +166,16 @@ PclusterKey ImageImpl::extent_key(const Inode& ino, const ZExtent& ext) const {
 
 PclusterCache::Bytes ImageImpl::decoded_extent(const Inode& ino, const ZExtent& ext) const {
   return cache_->get_or_load(extent_key(ino, ext), [&] {
-    // Bounded by the 12 MiB extent limit. Fresh memory: the decoder's walk of an LZ4 stream
-    // costs less than zeroing it (page faults included).
+    // Bounded by the 12 MiB extent limit: often fresh memory, where the decoder's walk of an LZ4
+    // stream costs less than zeroing it (that cost a third of the extraction of a file kept in
+    // the packed inode).
     auto out = std::make_shared<compress::UninitBytes>(ext.llen);
-    decode_into(ino, ext, *out);
+    decode_into(ino, ext, *out, Fill::Walk);
     return PclusterCache::Bytes(std::move(out));
   });
 }
 
-void ImageImpl::decode_into(const Inode& ino, const ZExtent& ext, std::span<uint8_t> out, bool out_zeroed) const {
+void ImageImpl::decode_into(const Inode& ino, const ZExtent& ext, std::span<uint8_t> out, Fill fill) const {
   compress::UninitBytes raw(ext.plen);  // CompressedMap bounded plen by the 1 MiB pcluster limit; read in full
   if (ext.source == ZExtent::Source::Device)
     read_device(ext.pa, raw);
@@ -194,10 +192,13 @@ void ImageImpl::decode_into(const Inode& ino, const ZExtent& ext, std::span<uint
       throw CorruptError(fmt::format("nid {}: pcluster at byte {} holds only zero padding", ino.nid, ext.pa));
     in = in.subspan(size_t(first - in.begin()));
   }
+  // Only LZ4 can copy bytes it has not written (compress::DecoderConfig::check_lz4_offsets).
+  const bool zeroed = fill == Fill::ZeroFirst && zero_before_decode_ && ext.algorithm == int(compress::Algorithm::Lz4);
+  if (zeroed) std::fill(out.begin(), out.end(), uint8_t(0));
   try {
     auto decoder = decoders_->acquire();
     // Without 0PADDING the stream's end is unknown, so it may hold more than the extent.
-    decoder->decode(compress::Algorithm(ext.algorithm), in, out, ext.partial || !zero_padding, out_zeroed);
+    decoder->decode(compress::Algorithm(ext.algorithm), in, out, ext.partial || !zero_padding, zeroed);
   } catch (const compress::DecodeError& e) {
     throw CorruptError(fmt::format("nid {}: extent at {} ({} bytes from byte {}): {}", ino.nid, ext.la, ext.plen,
                                    ext.pa, e.what()));

@@ -1,0 +1,87 @@
+#include "writer/compress_pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "writer/errors.h"
+
+namespace fs = std::filesystem;
+
+namespace erofs::writer {
+namespace {
+
+// A directory of the test's own: CTest runs the tests of this file at the same time.
+struct Files {
+  fs::path dir = fs::current_path() / (std::string("pipeline.") + testing::UnitTest::GetInstance()->current_test_info()->name());
+  Files() {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  ~Files() { fs::remove_all(dir); }
+  std::string write(const std::string& name, const std::string& content) {
+    std::ofstream(dir / name, std::ios::binary) << content;
+    return (dir / name).string();
+  }
+};
+
+PipelineOptions options() {
+  PipelineOptions o;
+  o.specs.push_back(compress::parse_spec("lz4"));
+  o.segment_bytes = 64 << 10;
+  o.workers = 2;
+  o.keep_input = true;
+  return o;
+}
+
+std::string pattern(size_t n) {
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; ++i) s[i] = char('a' + (i * 7 + i / 100) % 26);
+  return s;
+}
+
+TEST(CompressPipeline, SegmentsComeBackInOrderWithTheirBytes) {
+  Files f;
+  const std::vector<std::string> contents = {pattern(1), pattern(4096), pattern(200000), pattern(65536)};
+  std::vector<PipelineFile> files;
+  for (size_t i = 0; i < contents.size(); ++i)
+    files.push_back({f.write("f" + std::to_string(i), contents[i]), contents[i].size()});
+  std::vector<std::string> got(contents.size());
+  size_t last_file = 0;
+  run_compress_pipeline(files, options(), [&](SegmentResult&& r) {
+    ASSERT_GE(r.file, last_file);
+    last_file = r.file;
+    EXPECT_EQ(r.offset, got[r.file].size());
+    got[r.file].append(r.input.begin(), r.input.end());
+    EXPECT_EQ(r.last, got[r.file].size() == contents[r.file].size());
+  });
+  EXPECT_EQ(got, contents);
+}
+
+// The scan recorded a size; a file found longer or shorter when its data is read stops the build
+// with a message naming it, whether it is one segment or several.
+TEST(CompressPipeline, AFileThatGrewOrShrankIsAnError) {
+  Files f;
+  for (size_t size : {size_t(10), size_t(4096), size_t(65536), size_t(150000)}) {
+    const std::string path = f.write("g", pattern(size + 1));
+    try {
+      run_compress_pipeline({{path, size}}, options(), [](SegmentResult&&) {});
+      ADD_FAILURE() << size << ": no error for a file that grew";
+    } catch (const BuildError& e) {
+      EXPECT_NE(std::string(e.what()).find(path + ": file grew"), std::string::npos) << e.what();
+    }
+    const std::string shorter = f.write("s", pattern(size - 1));
+    try {
+      run_compress_pipeline({{shorter, size}}, options(), [](SegmentResult&&) {});
+      ADD_FAILURE() << size << ": no error for a file that shrank";
+    } catch (const BuildError& e) {
+      EXPECT_NE(std::string(e.what()).find(shorter + ": file shrank"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace erofs::writer
