@@ -160,7 +160,7 @@ Decoder::Decoder(DecoderConfig config) : config_(config), state_(std::make_uniqu
 Decoder::~Decoder() = default;
 
 void Decoder::decode(Algorithm alg, std::span<const uint8_t> in, std::span<uint8_t> out, bool partial,
-                     bool out_zeroed) {
+                     Unchecked unchecked) {
   const unsigned index = unsigned(alg);
   if (index >= kAlgorithmCount) detail::throw_decode("unknown compression algorithm {}", index);
   const std::string_view name = algorithm_name(alg);
@@ -188,7 +188,8 @@ void Decoder::decode(Algorithm alg, std::span<const uint8_t> in, std::span<uint8
     }
   }
   // Only LZ4 can copy bytes it has not written; the other libraries refuse such streams.
-  if (alg == Algorithm::Lz4 && !config_.check_lz4_offsets && !out_zeroed && detail::lz4_zero_offset_match(in, out.size()))
+  if (alg == Algorithm::Lz4 && !config_.check_lz4_offsets &&
+      (unchecked == Unchecked::Zero || detail::lz4_zero_offset_match(in, out.size())))
     std::fill(out.begin(), out.end(), uint8_t(0));
   d->decode(in, out, partial);
 }

@@ -78,9 +78,8 @@ struct DecoderConfig {
   uint8_t zstd_window_log = 10;
   // Walk each LZ4 stream before decoding it to refuse a match at offset 0, which the format
   // forbids and liblz4 accepts: such a match copies output bytes not yet written. The walk costs
-  // about half a decode. Without it, such a match reads zeros: callers that zeroed the output
-  // say so (decode's out_zeroed) and skip the walk; for other buffers the stream is walked and
-  // the buffer zeroed only if it has such a match. The output depends on the stream alone.
+  // about half a decode. Without it, such a match reads zeros (see Decoder::Unchecked), so the
+  // output still depends on the stream alone.
   bool check_lz4_offsets = true;
 };
 
@@ -92,12 +91,17 @@ class Decoder {
   Decoder(const Decoder&) = delete;
   Decoder& operator=(const Decoder&) = delete;
 
+  // How an LZ4 stream is kept from copying bytes of `out` it has not written, when its offsets go
+  // unchecked (DecoderConfig::check_lz4_offsets): Zero zeroes `out` first, which costs less than
+  // the walk for reused memory already in the CPU cache; Walk walks the stream and zeroes `out`
+  // only if it holds a match at offset 0, which costs less for fresh memory.
+  enum class Unchecked { Zero, Walk };
+
   // Decodes `in` (leading zero padding already stripped) into exactly out.size() bytes.
   // partial: the stream may hold more output than out.size(); decoding stops early.
-  // Otherwise the stream must produce exactly out.size() bytes. out_zeroed: `out` holds only zeros
-  // (see DecoderConfig::check_lz4_offsets). Throws DecodeError.
+  // Otherwise the stream must produce exactly out.size() bytes. Throws DecodeError.
   void decode(Algorithm alg, std::span<const uint8_t> in, std::span<uint8_t> out, bool partial,
-              bool out_zeroed = false);
+              Unchecked unchecked = Unchecked::Walk);
 
  private:
   struct State;

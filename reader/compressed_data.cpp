@@ -34,7 +34,7 @@ size_t ImageImpl::read_compressed(const Inode& ino, uint64_t offset, std::span<u
     const ZExtent ext = map.map(pos);  // holds pos, and lies inside the file
     const size_t n = size_t(std::min<uint64_t>(buf.size() - done, ext.la + ext.llen - pos));
     if (decode_direct(ino, ext, pos, n)) {
-      decode_into(ino, ext, buf.subspan(done, n), Fill::ZeroFirst);
+      decode_into(ino, ext, buf.subspan(done, n), compress::Decoder::Unchecked::Zero);
     } else {
       read_extent(ino, ext, pos - ext.la, buf.subspan(done, n));
     }
@@ -65,7 +65,7 @@ std::vector<SharedBytes> ImageImpl::read_shared(const Inode& ino, uint64_t offse
     if (decode_direct(ino, ext, pos, n)) {
       if (!direct) direct = std::make_shared<compress::UninitBytes>(size_t(end - offset));
       const std::span<uint8_t> at = std::span(*direct).subspan(size_t(pos - offset), n);
-      decode_into(ino, ext, at, Fill::ZeroFirst);
+      decode_into(ino, ext, at, compress::Decoder::Unchecked::Zero);
       if (!pieces.empty() && pieces.back().owner == direct && pieces.back().bytes.data() + pieces.back().bytes.size() == at.data())
         pieces.back().bytes = {pieces.back().bytes.data(), pieces.back().bytes.size() + n};
       else
@@ -154,7 +154,7 @@ void ImageImpl::read_extent_head(const Inode& ino, const ZExtent& ext, uint64_t 
   head.llen = skip + out.size();
   head.partial = true;
   compress::UninitBytes bytes(size_t(head.llen));
-  decode_into(ino, head, bytes, Fill::ZeroFirst);
+  decode_into(ino, head, bytes, compress::Decoder::Unchecked::Zero);
   std::memcpy(out.data(), bytes.data() + skip, out.size());
 }
 
@@ -170,12 +170,13 @@ PclusterCache::Bytes ImageImpl::decoded_extent(const Inode& ino, const ZExtent& 
     // stream costs less than zeroing it (that cost a third of the extraction of a file kept in
     // the packed inode).
     auto out = std::make_shared<compress::UninitBytes>(ext.llen);
-    decode_into(ino, ext, *out, Fill::Walk);
+    decode_into(ino, ext, *out, compress::Decoder::Unchecked::Walk);
     return PclusterCache::Bytes(std::move(out));
   });
 }
 
-void ImageImpl::decode_into(const Inode& ino, const ZExtent& ext, std::span<uint8_t> out, Fill fill) const {
+void ImageImpl::decode_into(const Inode& ino, const ZExtent& ext, std::span<uint8_t> out,
+                            compress::Decoder::Unchecked unchecked) const {
   compress::UninitBytes raw(ext.plen);  // CompressedMap bounded plen by the 1 MiB pcluster limit; read in full
   if (ext.source == ZExtent::Source::Device)
     read_device(ext.pa, raw);
@@ -192,13 +193,10 @@ void ImageImpl::decode_into(const Inode& ino, const ZExtent& ext, std::span<uint
       throw CorruptError(fmt::format("nid {}: pcluster at byte {} holds only zero padding", ino.nid, ext.pa));
     in = in.subspan(size_t(first - in.begin()));
   }
-  // Only LZ4 can copy bytes it has not written (compress::DecoderConfig::check_lz4_offsets).
-  const bool zeroed = fill == Fill::ZeroFirst && zero_before_decode_ && ext.algorithm == int(compress::Algorithm::Lz4);
-  if (zeroed) std::fill(out.begin(), out.end(), uint8_t(0));
   try {
     auto decoder = decoders_->acquire();
     // Without 0PADDING the stream's end is unknown, so it may hold more than the extent.
-    decoder->decode(compress::Algorithm(ext.algorithm), in, out, ext.partial || !zero_padding, zeroed);
+    decoder->decode(compress::Algorithm(ext.algorithm), in, out, ext.partial || !zero_padding, unchecked);
   } catch (const compress::DecodeError& e) {
     throw CorruptError(fmt::format("nid {}: extent at {} ({} bytes from byte {}): {}", ino.nid, ext.la, ext.plen,
                                    ext.pa, e.what()));

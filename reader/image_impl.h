@@ -88,11 +88,9 @@ class ImageImpl final : public Image {
   PclusterCache::Bytes decoded_extent(const Inode& ino, const ZExtent& ext) const;
   PclusterKey extent_key(const Inode& ino, const ZExtent& ext) const;
   // Decodes the extent into `out` (exactly ext.llen bytes), bypassing the cache.
-  // Without the LZ4 offset check (OpenOptions::check_lz4_offsets) a stream may copy bytes it has
-  // not written. ZeroFirst zeroes `out` before decoding, which costs less than walking the stream
-  // where `out` is reused memory in the CPU cache; Walk has the decoder walk it instead.
-  enum class Fill { ZeroFirst, Walk };
-  void decode_into(const Inode& ino, const ZExtent& ext, std::span<uint8_t> out, Fill fill) const;
+  // `unchecked`: Zero for reused buffers, Walk for fresh ones (compress::Decoder::Unchecked).
+  void decode_into(const Inode& ino, const ZExtent& ext, std::span<uint8_t> out,
+                   compress::Decoder::Unchecked unchecked) const;
 
   // One directory block of `dir`, read into `storage` (blksz bytes at most).
   std::span<const uint8_t> dir_block(const Inode& dir, uint64_t index, std::vector<uint8_t>& storage) const;
@@ -114,7 +112,6 @@ class ImageImpl final : public Image {
   std::optional<Inode> packed_;
   std::unique_ptr<PclusterCache> cache_;
   std::unique_ptr<DecoderPool> decoders_;
-  bool zero_before_decode_ = false;  // LZ4 offsets are not checked (OpenOptions::check_lz4_offsets)
 
   // Loaded on first use: reading them may need the packed or metabox inode's compressed data.
   mutable std::mutex prefixes_mutex_;

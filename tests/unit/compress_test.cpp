@@ -342,15 +342,15 @@ TEST(Decode, UncheckedLz4OffsetZeroReadsZeros) {
   Bytes zero_offset = {0x10, 'a', 0x00, 0x00, 0xD0};
   zero_offset.insert(zero_offset.end(), tail.begin(), tail.end());
   Decoder d({.check_lz4_offsets = false});
-  Bytes first(18, 0), second(18, 0);
-  d.decode(Algorithm::Lz4, zero_offset, first, false, /*out_zeroed=*/true);
-  d.decode(Algorithm::Lz4, zero_offset, second, false, /*out_zeroed=*/true);
+  Bytes first(18, 0), second(18, 0x55);
+  d.decode(Algorithm::Lz4, zero_offset, first, false, Decoder::Unchecked::Zero);
+  d.decode(Algorithm::Lz4, zero_offset, second, false, Decoder::Unchecked::Zero);
   EXPECT_EQ(first, second);
   EXPECT_EQ(first[0], 'a');
   EXPECT_EQ(std::string(first.begin() + 5, first.end()), tail);
-  // A buffer not known to be zeroed gets the same bytes: the decoder finds the match and zeroes it.
+  // Walked instead of zeroed first, the same bytes: the decoder finds the match and zeroes.
   Bytes dirty(18, 0xAA);
-  d.decode(Algorithm::Lz4, zero_offset, dirty, false, /*out_zeroed=*/false);
+  d.decode(Algorithm::Lz4, zero_offset, dirty, false, Decoder::Unchecked::Walk);
   EXPECT_EQ(dirty, first);
   // With the check (the default) the same stream is refused.
   Bytes out(18, 0);
