@@ -101,24 +101,6 @@ class Budget {
   bool cancelled_ = false;
 };
 
-// Reads a file's last `n` bytes at `offset` into `buf` (room for n + 1) and checks that nothing
-// follows them: each pread asks for one byte more, and a short read ending at the expected size
-// is the end of the file, so a file that grew is noticed without a call of its own.
-void read_file_end(int fd, const std::string& path, uint64_t offset, uint8_t* buf, size_t n) {
-  size_t done = 0;
-  while (true) {
-    const size_t want = n + 1 - done;
-    const ssize_t got = ::pread(fd, buf + done, want, off_t(offset + done));
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) throw BuildError(errno_message("cannot read " + path, errno));
-    if (got == 0) break;
-    done += size_t(got);
-    if (done > n) throw BuildError(path + ": file grew while the image was being built");
-    if (done == n && size_t(got) < want) break;
-  }
-  if (done < n) throw BuildError(path + ": file shrank while the image was being built");
-}
-
 }  // namespace
 
 void run_compress_pipeline(const std::vector<PipelineFile>& files, const PipelineOptions& o,
@@ -186,14 +168,11 @@ void run_compress_pipeline(const std::vector<PipelineFile>& files, const Pipelin
         r.last = off + n == file.size;
         try {
           if (fd < 0) throw BuildError(errno_message("cannot read " + file.path, err));
-          if (r.last && own_fd) {
-            r.input.resize(size_t(n) + 1);
-            read_file_end(fd, file.path, off, r.input.data(), size_t(n));
-            r.input.resize(size_t(n));
-          } else {
-            r.input.resize(size_t(n));
-            read_source(fd, file.path, (own_fd ? 0 : file.base) + off, r.input.data(), size_t(n));
-          }
+          // A file read from its own descriptor must end where the scan saw it end.
+          const bool at_end = r.last && own_fd;
+          r.input.resize(size_t(n) + at_end);
+          read_source(fd, file.path, (own_fd ? 0 : file.base) + off, r.input.data(), size_t(n), at_end);
+          r.input.resize(size_t(n));
         } catch (...) {
           t->done.set_exception(std::current_exception());
           ordered.push(t->done.get_future());

@@ -306,15 +306,22 @@ ScanResult scan_directory(const std::string& root, const SourceOptions& options,
   return Scanner(options, warn).run(root);
 }
 
-void read_source(int fd, const std::string& path, uint64_t offset, uint8_t* buf, size_t len) {
+void read_source(int fd, const std::string& path, uint64_t offset, uint8_t* buf, size_t len, bool at_end) {
+  // At the end, each pread asks for one byte more: a short read ending at `len` is the end of
+  // the file, so a file that grew is noticed without a call of its own.
+  const size_t total = len + (at_end ? 1 : 0);
   size_t done = 0;
-  while (done < len) {
-    ssize_t n = ::pread(fd, buf + done, len - done, off_t(offset + done));
+  while (done < total) {
+    const size_t want = total - done;
+    const ssize_t n = ::pread(fd, buf + done, want, off_t(offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw BuildError(errno_message("cannot read " + path, errno));
-    if (n == 0) throw BuildError(path + ": file shrank while the image was being built");
+    if (n == 0) break;
     done += size_t(n);
+    if (done > len) throw BuildError(path + ": file grew while the image was being built");
+    if (done == len && size_t(n) < want) break;
   }
+  if (done < len) throw BuildError(path + ": file shrank while the image was being built");
 }
 
 int open_source_file(const std::string& path) {
