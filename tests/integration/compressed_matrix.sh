@@ -34,26 +34,9 @@ big_one=$(cd "$W/src" && find . -type f -size +100k | sort | head -n 1)
 head -c 70000 "$W/src/$big_one" >"$W/src/misc/dup-prefix"
 touch -d @1700000000 "$W/src/misc" "$W/src"
 
-mountpoint=$W/mnt
-mkdir -p "$mountpoint"
-# build_and_compare NAME SRC MKFS-OPTIONS...: build, mount, treecmp, umount, fsck
-build_and_compare() {
-    local name=$1 src=$2
-    shift 2
-    local img=$W/$name.img
-    "$EROFS" mkfs -q "$@" "$img" "$src" || { echo "mkfs $* failed"; return 1; }
-    mount_image "$img" "$mountpoint" || { echo "mount failed: $(dmesg | tail -n 2)"; return 1; }
-    local rc=0
-    treecmp "$src" "$mountpoint" --limit 5 >"$W/cmp.out" || { tail -n 6 "$W/cmp.out"; rc=1; }
-    umount_image "$mountpoint"
-    "$EROFS" fsck -q "$img" || rc=1
-    rm -f "$img"
-    return $rc
-}
-
 verdict() { [[ -z $1 ]] || { printf '%s\n' "$1"; return 1; }; }
 # compare_batch SRC "NAME|MKFS-OPTIONS"...: builds and mounts an image per entry, compares them all
-# with SRC in one treecmp run (starting Python costs more than building such a small image), then
+# with SRC in one treecmp run (starting Python costs more than building a small image), then
 # unmounts each, runs `erofs fsck` on it and passes or fails the entry.
 compare_batch() {
     local src=$1 i img mp opts mps=() why=()
@@ -109,16 +92,18 @@ partial_refs() {
     rm -f "$img"
     [[ $n -ge 1 ]] || { echo "no partial reference in other/prefix-shared"; return 1; }
 }
+batch=()
 for alg in lz4 lz4hc lzma deflate zstd; do
     check "$alg -C16384 dedupe: partial reference" partial_refs "-z$alg" -C16384 -Ededupe
-    check "$alg -C65536 dedupe,ztailpacking" build_and_compare m "$W/src" "-z$alg" -C65536 -Ededupe,ztailpacking
+    batch+=("$alg -C65536 dedupe,ztailpacking|-z$alg -C65536 -Ededupe,ztailpacking")
 done
+compare_batch "$W/src" "${batch[@]}"
 
 # The larger tree (files up to 4 MiB) through a few combinations, and several threads.
-check "larger tree: lz4hc,12 -C65536 ztailpacking,fragments,dedupe" build_and_compare big "$W/full" \
-    -zlz4hc,12 -C65536 -Eztailpacking,fragments,dedupe --workers 3
-check "larger tree: lzma -C1048576" build_and_compare big "$W/full" -zlzma -C1048576 --workers 2
-check "larger tree: zstd,19 -C16384 legacy" build_and_compare big "$W/full" -zzstd,19 -C16384 -Elegacy-compress
+compare_batch "$W/full" \
+    "larger tree: lz4hc,12 -C65536 ztailpacking,fragments,dedupe|-zlz4hc,12 -C65536 -Eztailpacking,fragments,dedupe --workers 3" \
+    "larger tree: lzma -C1048576|-zlzma -C1048576 --workers 2" \
+    "larger tree: zstd,19 -C16384 legacy|-zzstd,19 -C16384 -Elegacy-compress"
 
 # A sparse file over 4 GiB (extended inode, 64-bit size): data at both ends and in the middle.
 mkdir -p "$W/huge"
@@ -126,8 +111,8 @@ truncate -s $((5 << 30)) "$W/huge/sparse"
 printf 'head' | dd of="$W/huge/sparse" conv=notrunc status=none
 printf 'middle' | dd of="$W/huge/sparse" bs=1 seek=$((3 << 30)) conv=notrunc status=none
 printf 'tail' | dd of="$W/huge/sparse" bs=1 seek=$(((5 << 30) - 4)) conv=notrunc status=none
-check "sparse 5 GiB file: lz4 -C1048576" build_and_compare huge "$W/huge" -zlz4 -C1048576
-check "sparse 5 GiB file: zstd -C65536 fragments" build_and_compare huge "$W/huge" -zzstd -C65536 -Efragments
+compare_batch "$W/huge" "sparse 5 GiB file: lz4 -C1048576|-zlz4 -C1048576" \
+    "sparse 5 GiB file: zstd -C65536 fragments|-zzstd -C65536 -Efragments"
 
 # Peers: Debian's fsck.erofs (1.5: lz4 and lz4hc, no fragments) checks and extracts our images.
 for opts in "-zlz4" "-zlz4hc -C65536" "-zlz4hc -C16384 -Elegacy-compress" "-zlz4hc -C16384 -Eztailpacking"; do
