@@ -105,14 +105,16 @@ compare_batch "$W/full" \
     "larger tree: lzma -C1048576|-zlzma -C1048576 --workers 2" \
     "larger tree: zstd,19 -C16384 legacy|-zzstd,19 -C16384 -Elegacy-compress"
 
-# A sparse file over 4 GiB (extended inode, 64-bit size): data at both ends and in the middle.
+# A sparse file over 4 GiB (extended inode, 64-bit size): data at both ends, in the middle and
+# across the 4 GiB line.
 mkdir -p "$W/huge"
-truncate -s $((5 << 30)) "$W/huge/sparse"
+truncate -s $(((4 << 30) + (1 << 20))) "$W/huge/sparse"
 printf 'head' | dd of="$W/huge/sparse" conv=notrunc status=none
 printf 'middle' | dd of="$W/huge/sparse" bs=1 seek=$((3 << 30)) conv=notrunc status=none
-printf 'tail' | dd of="$W/huge/sparse" bs=1 seek=$(((5 << 30) - 4)) conv=notrunc status=none
-compare_batch "$W/huge" "sparse 5 GiB file: lz4 -C1048576|-zlz4 -C1048576" \
-    "sparse 5 GiB file: zstd -C65536 fragments|-zzstd -C65536 -Efragments"
+printf 'across' | dd of="$W/huge/sparse" bs=1 seek=$(((4 << 30) - 3)) conv=notrunc status=none
+printf 'tail' | dd of="$W/huge/sparse" bs=1 seek=$(((4 << 30) + (1 << 20) - 4)) conv=notrunc status=none
+compare_batch "$W/huge" "sparse 4 GiB + 1 MiB file: lz4 -C1048576|-zlz4 -C1048576" \
+    "sparse 4 GiB + 1 MiB file: zstd -C65536 fragments|-zzstd -C65536 -Efragments"
 
 # Peers: Debian's fsck.erofs (1.5: lz4 and lz4hc, no fragments) checks and extracts our images.
 for opts in "-zlz4" "-zlz4hc -C65536" "-zlz4hc -C16384 -Elegacy-compress" "-zlz4hc -C16384 -Eztailpacking"; do

@@ -162,8 +162,32 @@ class Tree:
         return out
 
 
+def fill(f, buf):
+    """Reads into buf until it is full or the file ends; returns the byte count."""
+    view, n = memoryview(buf), 0
+    while n < len(buf):
+        got = f.readinto(view[n:])
+        if not got:
+            break
+        n += got
+    return n
+
+
+def sha256_of(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(CHUNK), b""):
+            h.update(chunk)
+    return h.hexdigest()[:16]
+
+
+BUFFERS = []
+
+
 def compare_content(pa, pb):
-    """Returns None if equal, else a description."""
+    """Returns None if equal, else a description. Files are read into two buffers allocated once
+    for the run (a fresh buffer per read or per file costs page faults that dominate the
+    comparison); digests are computed only for the report of a difference."""
     try:
         fa = open(pa, "rb", buffering=0)
     except OSError as ex:
@@ -174,32 +198,35 @@ def compare_content(pa, pb):
         except OSError as ex:
             return "cannot read B: " + ex.strerror
         with fb:
-            ha, hb = hashlib.sha256(), hashlib.sha256()
-            off, first = 0, None
+            if not BUFFERS:
+                BUFFERS.extend((bytearray(CHUNK), bytearray(CHUNK)))
+            ba, bb = BUFFERS
+            off = 0
             while True:
                 try:
-                    ca = fa.read(CHUNK)
+                    na = fill(fa, ba)
                 except OSError as ex:
                     return "read error A at %d: %s" % (off, ex.strerror)
                 try:
-                    cb = fb.read(CHUNK)
+                    nb = fill(fb, bb)
                 except OSError as ex:
                     return "read error B at %d: %s" % (off, ex.strerror)
-                if not ca and not cb:
+                if na == nb == CHUNK:
+                    if ba != bb:
+                        break
+                elif ba[:na] != bb[:nb]:
                     break
-                ha.update(ca)
-                hb.update(cb)
-                if first is None and ca != cb:
-                    n = min(len(ca), len(cb))
-                    i = next((i for i in range(n) if ca[i] != cb[i]), n)
-                    first = off + i
-                off += max(len(ca), len(cb))
-            if first is None:
-                return None
-            return "A=sha256:%s B=sha256:%s (first difference at byte %d)" % (
-                ha.hexdigest()[:16], hb.hexdigest()[:16], first)
+                if na < CHUNK:
+                    return None
+                off += CHUNK
+            i = next(i for i in range(min(na, nb) + 1) if i == min(na, nb) or ba[i] != bb[i])
     finally:
         fa.close()
+    try:
+        digests = "A=sha256:%s B=sha256:%s " % (sha256_of(pa), sha256_of(pb))
+    except OSError:
+        digests = ""
+    return "%s(first difference at byte %d)" % (digests, off + i)
 
 
 class Comparer:
