@@ -1,8 +1,10 @@
 #include "writer/compress_pipeline.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <deque>
@@ -24,6 +26,20 @@ struct Batch {
   std::vector<SegmentResult> segments;  // input holds the raw bytes until compressed
   uint64_t bytes = 0;                   // input bytes, counted against the budget
 };
+
+// A sparse file (fewer blocks allocated than its size) of several segments: the segments that lie
+// wholly in a hole are filled with zeros instead of read, which on a big sparse file saves the
+// kernel clearing every byte of it.
+bool worth_skipping_holes(int fd, uint64_t size, uint64_t segment_bytes) {
+  struct stat st;
+  return size > segment_bytes && ::fstat(fd, &st) == 0 && uint64_t(st.st_blocks) * 512 < size;
+}
+
+bool in_hole(int fd, uint64_t offset, uint64_t length) {
+  const off_t data = ::lseek(fd, off_t(offset), SEEK_DATA);
+  if (data < 0) return errno == ENXIO;  // no data after offset; any other error: just read
+  return uint64_t(data) >= offset + length;
+}
 
 struct Task {
   Batch batch;
@@ -154,6 +170,7 @@ void run_compress_pipeline(const std::vector<PipelineFile>& files, const Pipelin
       const bool own_fd = file.fd < 0;
       int fd = own_fd ? open_source_file(file.path) : file.fd;
       int err = errno;
+      const bool holes = own_fd && fd >= 0 && worth_skipping_holes(fd, file.size, o.segment_bytes);
       for (uint64_t off = 0; off < file.size; off += o.segment_bytes) {
         uint64_t n = std::min(o.segment_bytes, file.size - off);
         if (!t->batch.segments.empty() && t->batch.bytes + n > batch_bytes) hand_on();
@@ -171,6 +188,10 @@ void run_compress_pipeline(const std::vector<PipelineFile>& files, const Pipelin
           // A file read from its own descriptor must end where the scan saw it end.
           const bool at_end = r.last && own_fd;
           r.input.resize(size_t(n) + at_end);
+          if (holes && !at_end && in_hole(fd, off, n)) {
+            std::fill_n(r.input.data(), size_t(n), uint8_t(0));
+            continue;
+          }
           read_source(fd, file.path, (own_fd ? 0 : file.base) + off, r.input.data(), size_t(n), at_end);
           r.input.resize(size_t(n));
         } catch (...) {

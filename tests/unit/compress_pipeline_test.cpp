@@ -61,6 +61,38 @@ TEST(CompressPipeline, SegmentsComeBackInOrderWithTheirBytes) {
   EXPECT_EQ(got, contents);
 }
 
+// A sparse file's segments that lie in holes are filled with zeros rather than read; the data
+// around and between the holes, and the last segment's end-of-file check, are unchanged.
+TEST(CompressPipeline, SparseFileReadsBackWithItsHolesAsZeros) {
+  Files f;
+  const size_t seg = 64 << 10, size = 20 * seg + 123;
+  std::string expected(size, '\0');
+  const std::string path = (f.dir / "sparse").string();
+  {
+    std::ofstream(path, std::ios::binary);
+    fs::resize_file(path, size);
+    std::fstream out(path, std::ios::binary | std::ios::in | std::ios::out);
+    for (size_t at : {size_t(0), 5 * seg + 100, 12 * seg - 10, size - 50}) {
+      const std::string data = pattern(40);
+      out.seekp(std::streamoff(at));
+      out.write(data.data(), std::streamsize(data.size()));
+      expected.replace(at, data.size(), data);
+    }
+  }
+  std::string got;
+  run_compress_pipeline({{path, size}}, options(), [&](SegmentResult&& r) {
+    EXPECT_EQ(r.offset, got.size());
+    got.append(r.input.begin(), r.input.end());
+  });
+  EXPECT_EQ(got, expected);
+  try {
+    run_compress_pipeline({{path, size - 1}}, options(), [](SegmentResult&&) {});
+    ADD_FAILURE() << "no error for a sparse file that grew";
+  } catch (const BuildError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": file grew"), std::string::npos) << e.what();
+  }
+}
+
 // The scan recorded a size; a file found longer or shorter when its data is read stops the build
 // with a message naming it, whether it is one segment or several.
 TEST(CompressPipeline, AFileThatGrewOrShrankIsAnError) {
