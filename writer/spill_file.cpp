@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "writer/errors.h"
@@ -22,24 +23,63 @@ SpillFile::SpillFile(const std::string& beside) {
 
 SpillFile::~SpillFile() { ::close(fd_); }
 
-SpillRef SpillFile::append(std::span<const uint8_t> bytes) {
-  SpillRef ref{size_, uint32_t(bytes.size())};
-  for (size_t done = 0; done < bytes.size();) {
-    ssize_t n = ::pwrite(fd_, bytes.data() + done, bytes.size() - done, off_t(size_ + done));
+namespace {
+
+constexpr size_t kBufferBytes = 1 << 20;
+
+void write_all(int fd, const uint8_t* data, size_t size, uint64_t offset) {
+  for (size_t done = 0; done < size;) {
+    ssize_t n = ::pwrite(fd, data + done, size - done, off_t(offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw BuildError(errno_message("writing a temporary file beside the image", errno));
     done += size_t(n);
   }
-  size_ += bytes.size();
+}
+
+}  // namespace
+
+void SpillFile::flush() {
+  if (pending_.empty()) return;
+  write_all(fd_, pending_.data(), pending_.size(), written_);
+  written_ += pending_.size();
+  pending_.clear();
+}
+
+int SpillFile::fd() {
+  flush();
+  return fd_;
+}
+
+SpillRef SpillFile::append(std::span<const uint8_t> bytes) {
+  SpillRef ref{size(), uint32_t(bytes.size())};
+  if (pending_.size() + bytes.size() > kBufferBytes) flush();
+  if (bytes.size() >= kBufferBytes) {
+    write_all(fd_, bytes.data(), bytes.size(), written_);
+    written_ += bytes.size();
+  } else {
+    if (pending_.capacity() < kBufferBytes) pending_.reserve(kBufferBytes);
+    pending_.insert(pending_.end(), bytes.begin(), bytes.end());
+  }
   return ref;
 }
 
 void SpillFile::truncate(uint64_t size) {
+  if (size >= written_) {
+    pending_.resize(size_t(size - written_));
+    return;
+  }
+  pending_.clear();
   if (::ftruncate(fd_, off_t(size)) != 0) throw BuildError(errno_message("truncating a temporary file beside the image", errno));
-  size_ = size;
+  written_ = size;
 }
 
+// An append is written out whole or not at all, so a piece lies wholly in the file or wholly in
+// the buffer.
 void SpillFile::read(const SpillRef& ref, uint8_t* out) const {
+  if (ref.offset >= written_) {
+    std::copy_n(pending_.data() + (ref.offset - written_), ref.size, out);
+    return;
+  }
   for (size_t done = 0; done < ref.size;) {
     ssize_t n = ::pread(fd_, out + done, ref.size - done, off_t(ref.offset + done));
     if (n < 0 && errno == EINTR) continue;
