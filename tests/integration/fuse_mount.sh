@@ -454,9 +454,15 @@ unmount_under_load() {
     done
     if [[ $hung == 0 ]]; then pass "all ${#rpids[@]} readers ended after the unmount (none hung)"
     else fail "$hung of ${#rpids[@]} readers hung (killed by timeout)"; fi
-    out=$(cat "$log")
+    # A reply to a request the kernel dropped while the mount went away fails with ENOENT, which
+    # libfuse reports on its splice path only (its writev path treats ENOENT as an interrupted
+    # request and says nothing): noted, not counted. Anything else on stderr fails.
+    local dropped='^fuse: splice from pipe: No such file or directory$'
+    grep -q "$dropped" "$log" &&
+        echo "note: libfuse: $(grep -c "$dropped" "$log") replies to requests dropped during the unmount (ENOENT)"
+    out=$(grep -v "$dropped" "$log")
     if [[ -z "$out" ]]; then pass "erofs mount -f: nothing on stderr"
-    else fail "erofs mount -f: stderr: $(head -n 5 "$log")"; fi
+    else fail "erofs mount -f: stderr: $(head -n 5 <<<"$out")"; fi
     ! mountpoint -q "$mnt" || fail "$mnt is still mounted"
 }
 if [[ -f "$W/comp-lz4hc.img" ]]; then

@@ -15,7 +15,8 @@
 #     which the limit refuses, never written out).
 #  3. FUSE (when /dev/fuse works): `erofs mount -f` of each image either fails at once with one
 #     line (an image that cannot be opened) or mounts; then find, head -c 16M of every file,
-#     readlink of every symlink and getfattr of everything (each bounded by timeout): errors are
+#     readlink of every symlink and getfattr of everything (the first 500 entries; a command that
+#     does not finish within its time limit is an error): errors are
 #     allowed (EIO, ENOENT, ENOTDIR, ELOOP) but the mount stays up and answers stat, `erofs
 #     umount` unmounts, the daemon exits with status 0 and logs only one-line "erofs mount: ..."
 #     messages (and libfuse's own "fuse: ..." lines, shown as notes); the base images walk without
