@@ -188,11 +188,10 @@ void run_compress_pipeline(const std::vector<PipelineFile>& files, const Pipelin
           // A file read from its own descriptor must end where the scan saw it end.
           const bool at_end = r.last && own_fd;
           r.input.resize(size_t(n) + at_end);
-          if (holes && !at_end && in_hole(fd, off, n)) {
+          if (holes && !at_end && in_hole(fd, off, n))
             std::fill_n(r.input.data(), size_t(n), uint8_t(0));
-            continue;
-          }
-          read_source(fd, file.path, (own_fd ? 0 : file.base) + off, r.input.data(), size_t(n), at_end);
+          else
+            read_source(fd, file.path, (own_fd ? 0 : file.base) + off, r.input.data(), size_t(n), at_end);
           r.input.resize(size_t(n));
         } catch (...) {
           t->done.set_exception(std::current_exception());

@@ -91,7 +91,7 @@ running() {
 # the first 500 entries (a process per entry would cost more than the walk); writes the errors to
 # LOG, and a line there for a command that did not finish in time
 fuse_walk() {
-    local mnt=$1 log=$2 f what rc
+    local mnt=$1 log=$2 f
     local files=() links=() all=()
     timeout 5 find "$mnt" >/dev/null 2>>"$log"
     while IFS= read -r -d '' f; do
@@ -102,18 +102,20 @@ fuse_walk() {
             files+=("$f")
         fi
     done < <(timeout 10 find "$mnt" -print0 2>/dev/null | head -z -n 500)
-    for what in readlink head getfattr; do
-        case $what in
-        readlink) ((${#links[@]})) || continue
-            timeout 20 readlink -v -- "${links[@]}" >/dev/null 2>>"$log" ;;
-        head) ((${#files[@]})) || continue
-            timeout 20 head -c 16M -- "${files[@]}" >/dev/null 2>>"$log" ;;
-        getfattr) have_cmd getfattr && ((${#all[@]})) || continue
-            timeout 20 getfattr --absolute-names -h -d -m - -- "${all[@]}" >/dev/null 2>>"$log" ;;
-        esac
-        rc=$?
-        [[ $rc == 124 || $rc == 137 ]] && echo "walk: $what did not finish within 20 s" >>"$log"
-    done
+    ((${#links[@]})) && walk_step "$log" readlink -v -- "${links[@]}"
+    ((${#files[@]})) && walk_step "$log" head -c 16M -- "${files[@]}"
+    have_cmd getfattr && ((${#all[@]})) && walk_step "$log" getfattr --absolute-names -h -d -m - -- "${all[@]}"
+    return 0
+}
+
+# walk_step LOG COMMAND...: COMMAND with a 20 s limit, its errors to LOG, and a line there if it
+# did not finish
+walk_step() {
+    local log=$1 rc
+    shift
+    timeout 20 "$@" >/dev/null 2>>"$log"
+    rc=$?
+    [[ $rc == 124 || $rc == 137 ]] && echo "walk: $1 did not finish within 20 s" >>"$log"
     return 0
 }
 

@@ -26,7 +26,8 @@ Compared for every path (names are compared as bytes):
   mtime in nanoseconds, symlinks too (lstat)    (--mtime-seconds: whole seconds only;
                                                  --no-mtime: not at all; --ignore-root-mtime:
                                                  not for the two roots),
-  content of regular files (sha256, streamed; the first differing offset is shown),
+  content of regular files (byte for byte, streamed; a difference shows both sha256 digests
+                                                 and the first differing offset),
   symlink targets, device numbers (major, minor) of char/block devices,
   extended attributes of all namespaces, names and values (not with --no-xattrs; on symlinks
                                                  only where both sides can list them),
@@ -173,6 +174,11 @@ def fill(f, buf):
     return n
 
 
+def first_difference(a, b, n):
+    """The first index below n at which a and b differ, else n."""
+    return next((i for i in range(n) if a[i] != b[i]), n)
+
+
 def sha256_of(path):
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -219,14 +225,14 @@ def compare_content(pa, pb):
                 if na < CHUNK:
                     return None
                 off += CHUNK
-            i = next(i for i in range(min(na, nb) + 1) if i == min(na, nb) or ba[i] != bb[i])
+            first = off + first_difference(ba, bb, min(na, nb))
     finally:
         fa.close()
     try:
         digests = "A=sha256:%s B=sha256:%s " % (sha256_of(pa), sha256_of(pb))
     except OSError:
         digests = ""
-    return "%s(first difference at byte %d)" % (digests, off + i)
+    return "%s(first difference at byte %d)" % (digests, first)
 
 
 class Comparer:
