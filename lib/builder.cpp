@@ -10,11 +10,11 @@
 #include "format/inode.h"
 #include "lib/errors.h"
 #include "lib/progress_relay.h"
-#include "writer/builder.h"
+#include "writer/build_image.h"
 #include "writer/option_text.h"
-#include "writer/source_dir.h"
-#include "writer/source_mtree.h"
-#include "writer/source_tar.h"
+#include "writer/source/scan_dir.h"
+#include "writer/source/scan_mtree.h"
+#include "writer/source/scan_tar.h"
 #include "writer/spill_file.h"
 
 namespace erofs {
@@ -88,8 +88,8 @@ uint32_t type_bits(FileType type) {
 struct ImageBuilder::Impl {
   BuildSettings settings;
   writer::Tree tree;
-  std::unordered_map<std::string, writer::Inode*> by_path;  // "a/b"; the root is ""
-  std::vector<std::pair<writer::Inode*, std::string>> contents;  // add_file data not yet spilled
+  std::unordered_map<std::string, writer::TreeInode*> by_path;  // "a/b"; the root is ""
+  std::vector<std::pair<writer::TreeInode*, std::string>> contents;  // add_file data not yet spilled
   std::vector<std::unique_ptr<writer::SpillFile>> spills;         // add_file data of earlier writes
 
   // "a/b" for "/a//b/"; an error for ".", "..", empty or over-long names.
@@ -109,7 +109,7 @@ struct ImageBuilder::Impl {
     return out;
   }
 
-  Result<void> set_meta(writer::Inode& ino, const EntryMeta& meta, uint32_t type) {
+  Result<void> set_meta(writer::TreeInode& ino, const EntryMeta& meta, uint32_t type) {
     if (meta.mode & ~07777u) return lib::invalid_argument("mode holds more than permission bits");
     ino.mode = type | meta.mode;
     ino.uid = settings.all_root ? 0 : settings.force_uid.value_or(meta.uid);
@@ -139,10 +139,10 @@ struct ImageBuilder::Impl {
     auto parent = by_path.find(parent_path);
     if (parent == by_path.end() || !parent->second->is_dir())
       return Error{ErrorCode::NotFound, ENOENT, p + ": parent directory /" + parent_path + " was not added"};
-    auto ino = std::make_unique<writer::Inode>();
+    auto ino = std::make_unique<writer::TreeInode>();
     if (auto r = set_meta(*ino, meta, type); !r) return r;
     if (auto r = make(*ino, p); !r) return r;
-    writer::Inode* raw = tree.add(std::move(ino));
+    writer::TreeInode* raw = tree.add(std::move(ino));
     parent->second->children.push_back({p.substr(slash + 1), raw});
     by_path.emplace(p, raw);
     return {};
@@ -151,7 +151,7 @@ struct ImageBuilder::Impl {
 
 ImageBuilder::ImageBuilder(BuildSettings settings) : impl_(std::make_unique<Impl>()) {
   impl_->settings = std::move(settings);
-  auto root = std::make_unique<writer::Inode>();
+  auto root = std::make_unique<writer::TreeInode>();
   EntryMeta meta;
   meta.mode = 0755;
   (void)impl_->set_meta(*root, meta, S_IFDIR);
@@ -167,11 +167,11 @@ Result<void> ImageBuilder::set_root(const EntryMeta& meta) {
 }
 
 Result<void> ImageBuilder::add_directory(std::string_view path, const EntryMeta& meta) {
-  return impl_->add(path, meta, S_IFDIR, [](writer::Inode&, const std::string&) { return Result<void>(); });
+  return impl_->add(path, meta, S_IFDIR, [](writer::TreeInode&, const std::string&) { return Result<void>(); });
 }
 
 Result<void> ImageBuilder::add_file(std::string_view path, const EntryMeta& meta, std::string_view content) {
-  return impl_->add(path, meta, S_IFREG, [&](writer::Inode& ino, const std::string& p) {
+  return impl_->add(path, meta, S_IFREG, [&](writer::TreeInode& ino, const std::string& p) {
     ino.size = content.size();
     ino.image_path = ino.source_path = p;
     impl_->contents.emplace_back(&ino, std::string(content));
@@ -180,7 +180,7 @@ Result<void> ImageBuilder::add_file(std::string_view path, const EntryMeta& meta
 }
 
 Result<void> ImageBuilder::add_file_from(std::string_view path, const EntryMeta& meta, const std::string& source) {
-  return impl_->add(path, meta, S_IFREG, [&](writer::Inode& ino, const std::string& p) -> Result<void> {
+  return impl_->add(path, meta, S_IFREG, [&](writer::TreeInode& ino, const std::string& p) -> Result<void> {
     struct stat st;
     if (::stat(source.c_str(), &st) != 0)
       return Error{errno == ENOENT ? ErrorCode::NotFound : ErrorCode::Io, errno, source + ": " + std::strerror(errno)};
@@ -193,7 +193,7 @@ Result<void> ImageBuilder::add_file_from(std::string_view path, const EntryMeta&
 }
 
 Result<void> ImageBuilder::add_symlink(std::string_view path, const EntryMeta& meta, std::string_view target) {
-  return impl_->add(path, meta, S_IFLNK, [&](writer::Inode& ino, const std::string&) -> Result<void> {
+  return impl_->add(path, meta, S_IFLNK, [&](writer::TreeInode& ino, const std::string&) -> Result<void> {
     if (target.empty() || target.size() > 4095) return lib::invalid_argument("symlink target must be 1 to 4095 bytes");
     ino.symlink_target = std::string(target);
     ino.size = target.size();
@@ -210,7 +210,7 @@ Result<void> ImageBuilder::add_special(std::string_view path, const EntryMeta& m
   format::decode_rdev(format::encode_rdev(rdev_major, rdev_minor), major, minor);
   if (major != rdev_major || minor != rdev_minor)
     return lib::invalid_argument("device number does not fit (major at most 4095, minor at most 1048575)");
-  return impl_->add(path, meta, type_bits(type), [&](writer::Inode& ino, const std::string&) {
+  return impl_->add(path, meta, type_bits(type), [&](writer::TreeInode& ino, const std::string&) {
     ino.rdev_major = rdev_major;
     ino.rdev_minor = rdev_minor;
     return Result<void>();
@@ -223,7 +223,7 @@ Result<void> ImageBuilder::add_hard_link(std::string_view path, std::string_view
   auto it = impl_->by_path.find(t.value());
   if (it == impl_->by_path.end())
     return Error{ErrorCode::NotFound, ENOENT, "hard link target " + std::string(target) + " was not added"};
-  writer::Inode* existing = it->second;
+  writer::TreeInode* existing = it->second;
   if (existing->is_dir()) return lib::invalid_argument("cannot hard-link directory " + std::string(target));
   auto norm = Impl::normalize(path);
   if (!norm) return norm.error();

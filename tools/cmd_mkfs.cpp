@@ -12,14 +12,15 @@
 #include "tools/command.h"
 #include "tools/format_util.h"
 #include "tools/progress_display.h"
-#include "writer/builder.h"
+#include "writer/build_image.h"
 #include "writer/errors.h"
-#include "writer/image_file.h"
+#include "writer/data/output_image.h"
+#include "writer/temp_files.h"
 #include "writer/option_text.h"
-#include "writer/source_dir.h"
-#include "writer/source_mtree.h"
-#include "writer/source_tar.h"
-#include "writer/verify.h"
+#include "writer/source/scan_dir.h"
+#include "writer/source/scan_mtree.h"
+#include "writer/source/scan_tar.h"
+#include "lib/verify.h"
 
 namespace erofs::tools {
 namespace {
@@ -160,9 +161,9 @@ int run_mkfs(int argc, char** argv) {
     stats.skipped_inputs = scan.skipped;
     display.reset();
     if (verify) {
-      writer::VerifyOptions vo;
+      lib::VerifyOptions vo;
       vo.check_mtime = o.inode_form != writer::InodeForm::Compact;
-      auto problems = writer::verify_image(scan.tree, image, vo);
+      auto problems = lib::verify_image(scan.tree, image, vo);
       for (auto& p : problems) fmt::print(stderr, "erofs mkfs: verify: {}\n", p);
       if (!problems.empty()) {
         fmt::print(stderr, "erofs mkfs: {} does not match {}\n", image, source);

@@ -1,4 +1,4 @@
-#include "writer/compress_pipeline.h"
+#include "writer/data/compress_pipeline.h"
 
 #include <gtest/gtest.h>
 
