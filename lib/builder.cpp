@@ -15,7 +15,6 @@
 #include "writer/source/scan_dir.h"
 #include "writer/source/scan_mtree.h"
 #include "writer/source/scan_tar.h"
-#include "writer/spill_file.h"
 
 namespace erofs {
 namespace {
@@ -89,8 +88,6 @@ struct ImageBuilder::Impl {
   BuildSettings settings;
   writer::Tree tree;
   std::unordered_map<std::string, writer::TreeInode*> by_path;  // "a/b"; the root is ""
-  std::vector<std::pair<writer::TreeInode*, std::string>> contents;  // add_file data not yet spilled
-  std::vector<std::unique_ptr<writer::SpillFile>> spills;         // add_file data of earlier writes
 
   // "a/b" for "/a//b/"; an error for ".", "..", empty or over-long names.
   static Result<std::string> normalize(std::string_view path) {
@@ -173,8 +170,8 @@ Result<void> ImageBuilder::add_directory(std::string_view path, const EntryMeta&
 Result<void> ImageBuilder::add_file(std::string_view path, const EntryMeta& meta, std::string_view content) {
   return impl_->add(path, meta, S_IFREG, [&](writer::TreeInode& ino, const std::string& p) {
     ino.size = content.size();
-    ino.image_path = ino.source_path = p;
-    impl_->contents.emplace_back(&ino, std::string(content));
+    ino.image_path = p;
+    ino.content = writer::FileContent::in_memory(std::make_shared<const std::string>(content), p);
     return Result<void>();
   });
 }
@@ -186,7 +183,7 @@ Result<void> ImageBuilder::add_file_from(std::string_view path, const EntryMeta&
       return Error{errno == ENOENT ? ErrorCode::NotFound : ErrorCode::Io, errno, source + ": " + std::strerror(errno)};
     if (!S_ISREG(st.st_mode)) return lib::invalid_argument(source + ": not a regular file");
     ino.size = uint64_t(st.st_size);
-    ino.source_path = source;
+    ino.content = writer::FileContent::at_path(source);
     ino.image_path = p;
     return {};
   });
@@ -254,15 +251,6 @@ Result<void> ImageBuilder::add_xattr(std::string_view path, const Xattr& xattr) 
 
 Result<BuildSummary> ImageBuilder::write(const std::string& image_path) {
   return build_from(impl_->settings, image_path, [&](const writer::BuildOptions&) -> writer::Tree& {
-    if (!impl_->contents.empty()) {
-      auto& spill = impl_->spills.emplace_back(std::make_unique<writer::SpillFile>(image_path));
-      for (auto& [ino, bytes] : impl_->contents) {
-        auto span = std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-        ino->data_offset = spill->append(span).offset;
-        ino->data_fd = spill->fd();
-      }
-      impl_->contents.clear();
-    }
     impl_->tree.finish();
     return impl_->tree;
   });

@@ -1,18 +1,16 @@
 #include "lib/verify.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <map>
 
 #include <fmt/format.h>
 
 #include "reader/image.h"
-#include "writer/source/scan_dir.h"
+#include "writer/errors.h"
+#include "writer/source/file_content.h"
 
 namespace erofs::lib {
 namespace {
@@ -80,30 +78,27 @@ class Verifier {
       problem(path, fmt::format("size {} != {}", g.size, s->size));
       return;
     }
-    const bool own_fd = s->data_fd < 0;
-    const uint64_t base = own_fd ? 0 : s->data_offset;
-    int fd = own_fd ? writer::open_source_file(s->source_path) : s->data_fd;
-    if (fd < 0) {
-      problem(path, fmt::format("cannot reopen the source: {}", std::strerror(errno)));
-      return;
-    }
-    std::vector<uint8_t> a(1 << 20), b(1 << 20);
-    for (uint64_t off = 0; off < s->size;) {
-      size_t n = size_t(std::min<uint64_t>(a.size(), s->size - off));
-      ssize_t r = ::pread(fd, a.data(), n, off_t(base + off));
-      size_t m = img_.read(g, off, {b.data(), n});
-      if (r != ssize_t(n) || m != n || std::memcmp(a.data(), b.data(), n) != 0) {
-        problem(path, fmt::format("content differs near offset {}", off));
-        break;
+    try {
+      const writer::ContentReader in = opener_.open(s->content, s->size);
+      std::vector<uint8_t> a(1 << 20), b(1 << 20);
+      for (uint64_t off = 0; off < s->size;) {
+        const size_t n = size_t(std::min<uint64_t>(a.size(), s->size - off));
+        in.read(off, std::span(a).first(n));
+        if (img_.read(g, off, {b.data(), n}) != n || std::memcmp(a.data(), b.data(), n) != 0) {
+          problem(path, fmt::format("content differs near offset {}", off));
+          return;
+        }
+        off += n;
       }
-      off += n;
+    } catch (const writer::BuildError& e) {
+      problem(path, fmt::format("cannot read the source: {}", e.what()));
     }
-    if (own_fd) ::close(fd);
   }
 
   const reader::Image& img_;
   const VerifyOptions& opt_;
   std::map<const writer::TreeInode*, uint64_t> nids_;
+  writer::ContentOpener opener_;
 };
 
 }  // namespace

@@ -207,8 +207,8 @@ class EROFS_KIT_API ImageBuilder {
   // added already ("/" always exists). Adding a path twice is an error.
   Result<void> set_root(const EntryMeta& meta);
   Result<void> add_directory(std::string_view path, const EntryMeta& meta);
-  // The content is kept in memory until write() moves it to a temporary file beside the image;
-  // add_file_from suits large files better.
+  // The content is kept in memory until the builder is destroyed; add_file_from suits large files
+  // better.
   Result<void> add_file(std::string_view path, const EntryMeta& meta, std::string_view content);
   // The content is read from `source` during write().
   Result<void> add_file_from(std::string_view path, const EntryMeta& meta, const std::string& source);

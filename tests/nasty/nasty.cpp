@@ -90,8 +90,9 @@ class TreeMaker {
                       writer::XattrList xattrs = {}) {
     writer::TreeInode* f = add(S_IFREG | 0644, parent, name);
     f->size = content.size();
-    f->source_path = content_dir_ + "/" + std::to_string(files_++);
-    write_file(f->source_path, as_bytes(content));
+    const std::string path = content_dir_ + "/" + std::to_string(files_++);
+    write_file(path, as_bytes(content));
+    f->content = writer::FileContent::at_path(path);
     std::sort(xattrs.begin(), xattrs.end());
     f->xattrs = std::move(xattrs);
     return f;

@@ -72,8 +72,10 @@ class MtreeTest : public ::testing::Test {
   }
 
   static std::string content(const writer::TreeInode* ino) {
-    std::ifstream in(ino->source_path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
+    std::string s(size_t(ino->size), '\0');
+    writer::ContentOpener opener;
+    opener.open(ino->content, ino->size).read(0, {reinterpret_cast<uint8_t*>(s.data()), s.size()});
+    return s;
   }
 
   void build_and_verify(writer::Tree& tree) {
@@ -274,7 +276,8 @@ TEST_F(MtreeTest, NothingDependsOnTheCurrentDirectory) {
   fs::current_path(old);
   const writer::TreeInode* f = find(r.tree, "f");
   EXPECT_EQ(f->size, 12u);
-  EXPECT_TRUE(fs::path(f->source_path).is_absolute());
+  EXPECT_EQ(f->content.kind(), writer::FileContent::Kind::AtPath);
+  EXPECT_TRUE(fs::path(f->content.name()).is_absolute());
   EXPECT_EQ(content(f), "the real one");
   build_and_verify(r.tree);
 }

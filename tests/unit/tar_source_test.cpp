@@ -112,7 +112,8 @@ class TarTest : public ::testing::Test {
 
   static std::string content(const writer::TreeInode* ino) {
     std::string s(size_t(ino->size), '\0');
-    EXPECT_EQ(::pread(ino->data_fd, s.data(), s.size(), off_t(ino->data_offset)), ssize_t(s.size()));
+    writer::ContentOpener opener;
+    opener.open(ino->content, ino->size).read(0, {reinterpret_cast<uint8_t*>(s.data()), s.size()});
     return s;
   }
 

@@ -1,9 +1,5 @@
 #include "writer/data/compress_pipeline.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <condition_variable>
@@ -12,11 +8,12 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "util/work_queue.h"
 #include "writer/errors.h"
-#include "writer/source/scan_dir.h"
+#include "writer/source/file_content.h"
 
 namespace erofs::writer {
 namespace {
@@ -27,20 +24,6 @@ struct Batch {
   std::vector<SegmentResult> segments;  // input holds the raw bytes until compressed
   uint64_t bytes = 0;                   // input bytes, counted against the budget
 };
-
-// A sparse file (fewer blocks allocated than its size) of several segments: the segments that lie
-// wholly in a hole are filled with zeros instead of read, which on a big sparse file saves the
-// kernel clearing every byte of it.
-bool worth_skipping_holes(int fd, uint64_t size, uint64_t segment_bytes) {
-  struct stat st;
-  return size > segment_bytes && ::fstat(fd, &st) == 0 && uint64_t(st.st_blocks) * 512 < size;
-}
-
-bool in_hole(int fd, uint64_t offset, uint64_t length) {
-  const off_t data = ::lseek(fd, off_t(offset), SEEK_DATA);
-  if (data < 0) return errno == ENXIO;  // no data after offset; any other error: just read
-  return uint64_t(data) >= offset + length;
-}
 
 struct Task {
   Batch batch;
@@ -131,43 +114,42 @@ void run_compress_pipeline(const std::vector<PipelineFile>& files, const Pipelin
       tasks.push(std::move(t));
       t = std::make_shared<Task>();
     };
+    ContentOpener opener;
     for (size_t f = 0; f < files.size(); ++f) {
       const auto& file = files[f];
       if (file.size == 0) continue;
-      const bool own_fd = file.fd < 0;
-      int fd = own_fd ? open_source_file(file.path) : file.fd;
-      int err = errno;
-      const bool holes = own_fd && fd >= 0 && worth_skipping_holes(fd, file.size, o.segment_bytes);
+      // An error opening the file reaches the sink in file order, with its first segment.
+      std::optional<ContentReader> in;
+      std::exception_ptr open_error;
+      try {
+        in.emplace(opener.open(*file.content, file.size));
+      } catch (...) {
+        open_error = std::current_exception();
+      }
+      const bool holes = in && file.size > o.segment_bytes && in->sparse();
       for (uint64_t off = 0; off < file.size; off += o.segment_bytes) {
         uint64_t n = std::min(o.segment_bytes, file.size - off);
         if (!t->batch.segments.empty() && t->batch.bytes + n > batch_bytes) hand_on();
-        if (!budget.acquire(n)) {
-          if (own_fd && fd >= 0) ::close(fd);
-          return stop();
-        }
+        if (!budget.acquire(n)) return stop();
         SegmentResult& r = t->batch.segments.emplace_back();
         t->batch.bytes += n;
         r.file = f;
         r.offset = off;
         r.last = off + n == file.size;
         try {
-          if (fd < 0) throw BuildError(errno_message("cannot read " + file.path, err));
-          // A file read from its own descriptor must end where the scan saw it end.
-          const bool at_end = r.last && own_fd;
-          r.input.resize(size_t(n) + at_end);
-          if (holes && !at_end && in_hole(fd, off, n))
+          if (open_error) std::rethrow_exception(open_error);
+          r.input.resize(size_t(n));
+          // The last segment is always read: that read checks that the file ends where it should.
+          if (holes && !r.last && in->in_hole(off, n))
             std::fill_n(r.input.data(), size_t(n), uint8_t(0));
           else
-            read_source(fd, file.path, (own_fd ? 0 : file.base) + off, r.input.data(), size_t(n), at_end);
-          r.input.resize(size_t(n));
+            in->read(off, r.input);
         } catch (...) {
           t->done.set_exception(std::current_exception());
           ordered.push(t->done.get_future());
-          if (own_fd && fd >= 0) ::close(fd);
           return stop();
         }
       }
-      if (own_fd && fd >= 0) ::close(fd);
     }
     if (!t->batch.segments.empty()) hand_on();
     stop();

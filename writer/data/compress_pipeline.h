@@ -1,16 +1,17 @@
-// Reads files, compresses their segments on a pool of workers and hands the results back in
-// file and segment order, with the input in flight bounded in bytes. The output does not depend
-// on the number of workers: segment boundaries are fixed by the segment size alone.
+// Reads files (through writer/source/file_content.h: the pipeline opens nothing itself),
+// compresses their segments on a pool of workers and hands the results back in file and segment
+// order, with the input in flight bounded in bytes. The output does not depend on the number of
+// workers: segment boundaries are fixed by the segment size alone.
 #pragma once
 
 #include <cstdint>
 #include <functional>
-#include <string>
 #include <vector>
 
 #include "compress/codec.h"
 #include "compress/uninit_bytes.h"
 #include "writer/data/zsegment.h"
+#include "writer/source/file_content.h"
 
 namespace erofs::writer {
 
@@ -23,12 +24,10 @@ struct PipelineOptions {
 };
 
 struct PipelineFile {
-  std::string path;
+  const FileContent* content;  // kept alive by the caller until run() returns
   uint64_t size;
-  int fd = -1;  // read from this descriptor (not closed) instead of opening `path`
-  unsigned algorithm = 0;   // index into PipelineOptions::specs
+  unsigned algorithm = 0;       // index into PipelineOptions::specs
   uint32_t pcluster_bytes = 0;  // 0: PipelineOptions::segment.pcluster_bytes
-  uint64_t base = 0;            // with fd: the file's content starts at this offset of fd
 };
 
 struct SegmentResult {

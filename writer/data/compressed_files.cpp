@@ -1,8 +1,5 @@
 #include "writer/data/compressed_files.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -11,20 +8,16 @@
 #include <thread>
 
 #include "format/constants.h"
+#include "writer/align.h"
 #include "writer/errors.h"
 #include "writer/layout/inode_record.h"
 #include "writer/progress.h"
-#include "writer/source/scan_dir.h"
+#include "writer/source/file_content.h"
 
 namespace erofs::writer {
 
 using compress::kMaxPclusterBytes;
 
-namespace {
-
-uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-
-}  // namespace
 
 CompressedFiles::CompressedFiles(OutputImage& out, SpillFile& tails, const BuildOptions& o, const std::string& target)
     : out_(out), tails_(tails), opt_(o), copt_(*o.compression), bs_(o.block_size), bits_(unsigned(__builtin_ctz(o.block_size))) {
@@ -67,8 +60,7 @@ CompressedFiles::CompressedFiles(OutputImage& out, SpillFile& tails, const Build
 CompressedFiles::~CompressedFiles() = default;
 
 CompressedFiles::Job CompressedFiles::job_for(Plan* p) {
-  Job j{p, p->src->source_path, p->src->size, p->src->data_fd};
-  j.base = p->src->data_offset;
+  Job j{p, &p->src->content, p->src->size};
   for (size_t i = 0; i < hint_patterns_.size(); ++i)
     if (std::regex_search(p->src->image_path, hint_patterns_[i])) {
       j.algorithm = copt_.hints[i].algorithm;
@@ -95,7 +87,8 @@ void CompressedFiles::write_files(const std::vector<Plan*>& files, BuildStats& s
 bool CompressedFiles::write_packed(Plan& packed, BuildStats& stats) {
   if (!packed_ || packed_->size() == 0) return false;
   packed.data_size = packed.src->size = packed_->size();
-  compress_all({{&packed, "the fragments beside the image", packed_->size(), packed_->fd()}}, false, false, stats);
+  packed.src->content = FileContent::in_shared_file(packed_->fd(), 0, "the fragments beside the image");
+  compress_all({{&packed, &packed.src->content, packed_->size()}}, false, false, stats);
   return true;
 }
 
@@ -113,7 +106,7 @@ void CompressedFiles::compress_all(const std::vector<Job>& jobs, bool tails, boo
   po.workers = copt_.workers ? copt_.workers : std::max(1u, std::thread::hardware_concurrency());
   po.keep_input = true;
   std::vector<PipelineFile> files;
-  for (auto& j : jobs) files.push_back({j.path, j.size, j.fd, j.algorithm, j.pcluster, j.base});
+  for (auto& j : jobs) files.push_back({j.content, j.size, j.algorithm, j.pcluster});
   run_compress_pipeline(files, po, [&](SegmentResult&& r) {
     Plan& p = *jobs[r.file].plan;
     uint64_t n = std::min(po.segment_bytes, jobs[r.file].size - r.offset);
@@ -308,44 +301,33 @@ void CompressedFiles::write_flat(Plan& p, std::span<const uint8_t> input) {
   if (full) {
     p.data.startblk = out_.offset() / bs_;
     out_.append({input.data(), size_t(full)});
-    out_.pad_to(round_up(out_.offset(), bs_));
+    out_.pad_to(align_up(out_.offset(), bs_));
     p.data.blocks = (full + bs_ - 1) / bs_;
   }
   if (p.inline_tail) p.inline_bytes = tails_.append(std::span(input).subspan(size_t(full)));
 }
 
 void CompressedFiles::whole_file_fragment(Plan& p, BuildStats& stats) {
-  const bool own_fd = p.src->data_fd < 0;
-  const uint64_t base = own_fd ? 0 : p.src->data_offset;
-  int fd = own_fd ? open_source_file(p.src->source_path) : p.src->data_fd;
-  if (fd < 0) throw BuildError(errno_message("cannot read " + p.src->source_path, errno));
+  const ContentReader in = opener_.open(p.src->content, p.src->size);
   // Streamed into the spill file while hashing; a duplicate is cut off again.
   const uint64_t off = packed_->size(), size = p.src->size;
   XXH3_state_t* state = XXH3_createState();
   XXH3_128bits_reset(state);
   std::vector<uint8_t> buf(1 << 20);
-  int err = 0;
-  for (uint64_t done = 0; done < size && !err;) {
-    ssize_t n = ::pread(fd, buf.data(), size_t(std::min<uint64_t>(buf.size(), size - done)), off_t(base + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      err = n < 0 ? errno : EIO;
-      break;
+  try {
+    for (uint64_t done = 0; done < size;) {
+      const auto piece = std::span(buf).first(size_t(std::min<uint64_t>(buf.size(), size - done)));
+      in.read(done, piece);
+      XXH3_128bits_update(state, piece.data(), piece.size());
+      packed_->append(piece);
+      done += piece.size();
     }
-    XXH3_128bits_update(state, buf.data(), size_t(n));
-    try {
-      packed_->append({buf.data(), size_t(n)});
-    } catch (...) {
-      if (own_fd) ::close(fd);
-      XXH3_freeState(state);
-      throw;
-    }
-    done += uint64_t(n);
+  } catch (...) {
+    XXH3_freeState(state);
+    throw;
   }
-  if (own_fd) ::close(fd);
   XXH128_hash_t h = XXH3_128bits_digest(state);
   XXH3_freeState(state);
-  if (err) throw BuildError(errno_message("cannot read " + p.src->source_path, err));
   p.compressed = true;
   p.whole_fragment = true;
   p.z = ZIndexSpec{};

@@ -40,12 +40,10 @@ class CompressedFiles {
  private:
   struct Job {
     Plan* plan;
-    std::string path;
+    const FileContent* content;
     uint64_t size;
-    int fd;  // -1: open `path`
     unsigned algorithm = 0;
     uint32_t pcluster = 0;
-    uint64_t base = 0;  // with fd: where the content starts in fd
   };
   Job job_for(Plan* p);
   void compress_all(const std::vector<Job>& jobs, bool tails, bool from_source, BuildStats& stats);
@@ -87,6 +85,7 @@ class CompressedFiles {
   std::map<const Plan*, unsigned> file_algorithm_;  // files whose hint picked another algorithm
   // Fragments are appended to a spill file beside the image; equal ones are stored once.
   std::unique_ptr<SpillFile> packed_;  // the packed inode's content (fragments), when used
+  ContentOpener opener_;               // whole-file fragments are read on the calling thread
   std::map<std::tuple<uint64_t, uint64_t, uint64_t>, uint64_t> fragment_offsets_;  // (hash, length) -> offset
 };
 

@@ -146,6 +146,13 @@ std::vector<uint8_t> encode_zindex(const ZIndexSpec& s, uint64_t header_pos) {
   return out;
 }
 
+uint64_t zindex_size(const ZIndexSpec& s, uint64_t header_pos) {
+  const uint64_t lclusters = (s.size + (1ull << s.block_bits) - 1) >> s.block_bits;
+  if (!s.compact) return kMapHeaderSize + kFullIndexReserved + lclusters * kFullIndexSize;
+  return kMapHeaderSize + CompactLayout::compute(header_pos + kMapHeaderSize, uint32_t(lclusters),
+                                                 advise_of(s) & kAdviseCompacted2B).bytes();
+}
+
 std::vector<uint8_t> encode_whole_fragment(uint64_t fragment_off) {
   std::vector<uint8_t> out(kMapHeaderSize);
   MapHeader::encode_whole_file_fragment(out.data(), fragment_off);

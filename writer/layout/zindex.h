@@ -36,6 +36,9 @@ bool compact_possible(const ZIndexSpec& spec);
 // The bytes from the 8-aligned map header position to the end of the index area. `header_pos` is
 // the absolute byte position of the map header (compact pack alignment depends on it).
 std::vector<uint8_t> encode_zindex(const ZIndexSpec& spec, uint64_t header_pos);
+// The size of what encode_zindex returns, without encoding it: the writer asks often (does a tail
+// fit inline, where does each inode go) and encodes once.
+uint64_t zindex_size(const ZIndexSpec& spec, uint64_t header_pos);
 
 // The same for a file stored entirely as one fragment of the packed inode.
 std::vector<uint8_t> encode_whole_fragment(uint64_t fragment_off);

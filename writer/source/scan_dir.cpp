@@ -161,7 +161,7 @@ class Scanner {
     TreeInode* ino = tree_->add(make_inode(st));
     ino->xattrs = read_xattrs(XattrSource::open_file(fd));
     tree_->root = ino;
-    walk(fd, root, "", ino, list(fd, root));
+    walk(fd, SourceDir::root(root), "", ino, list(fd, root));
     tree_->finish();
     result.skipped = skipped_;
     return result;
@@ -212,8 +212,9 @@ class Scanner {
     return names;
   }
 
-  void walk(int dirfd, const std::string& path, const std::string& rel, TreeInode* dir,
+  void walk(int dirfd, const std::shared_ptr<const SourceDir>& source, const std::string& rel, TreeInode* dir,
             const std::vector<std::string>& all_names) {
+    const std::string path = source->path();
     std::vector<const std::string*> names;
     std::vector<std::string> rels;
     for (auto& name : all_names) {
@@ -261,7 +262,7 @@ class Scanner {
         ino = tree_->add(make_inode(st));
         ino->xattrs = read_xattrs(XattrSource::open_file(fd));
         dir->children.push_back({name, ino});
-        walk(fd, child_path, rels[i], ino, child_names);
+        walk(fd, SourceDir::child(source, name), rels[i], ino, child_names);
         continue;
       }
       auto owned = make_inode(st);
@@ -271,7 +272,7 @@ class Scanner {
           continue;
         }
         owned->size = uint64_t(st.st_size);
-        owned->source_path = child_path;
+        owned->content = FileContent::in_directory(source, name);
         owned->image_path = rels[i];
       } else if (S_ISLNK(st.st_mode)) {
         if (f.open_errno) {
@@ -304,47 +305,6 @@ class Scanner {
 ScanResult scan_directory(const std::string& root, const SourceOptions& options,
                           const std::function<void(const std::string&)>& warn) {
   return Scanner(options, warn).run(root);
-}
-
-void read_source(int fd, const std::string& path, uint64_t offset, uint8_t* buf, size_t len, bool at_end) {
-  // At the end, each pread asks for one byte more: a short read ending at `len` is the end of
-  // the file, so a file that grew is noticed without a call of its own.
-  const size_t total = len + (at_end ? 1 : 0);
-  size_t done = 0;
-  while (done < total) {
-    const size_t want = total - done;
-    const ssize_t n = ::pread(fd, buf + done, want, off_t(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw BuildError(errno_message("cannot read " + path, errno));
-    if (n == 0) break;
-    done += size_t(n);
-    if (done > len) throw BuildError(path + ": file grew while the image was being built");
-    if (done == len && size_t(n) < want) break;
-  }
-  if (done < len) throw BuildError(path + ": file shrank while the image was being built");
-}
-
-int open_source_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd >= 0 || errno != ENAMETOOLONG) return fd;
-  // Walk the components with openat so no single call sees the whole path.
-  size_t pos = path.starts_with("/") ? 1 : 0;
-  int dir = ::open(pos ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  while (dir >= 0) {
-    size_t slash = path.find('/', pos);
-    std::string part = path.substr(pos, slash == std::string::npos ? std::string::npos : slash - pos);
-    int flags = slash == std::string::npos ? O_RDONLY | O_NOFOLLOW : O_RDONLY | O_DIRECTORY;
-    int next = part.empty() ? ::dup(dir) : ::openat(dir, part.c_str(), flags | O_CLOEXEC);
-    int err = errno;
-    ::close(dir);
-    if (slash == std::string::npos || next < 0) {
-      errno = err;
-      return next;
-    }
-    dir = next;
-    pos = slash + 1;
-  }
-  return -1;
 }
 
 }  // namespace erofs::writer

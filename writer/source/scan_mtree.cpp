@@ -349,14 +349,14 @@ class MtreeScanner {
 
   // Checks the regular file's contents; false when it is skipped (ignore_unreadable).
   bool attach_contents(TreeInode& ino, archive_entry* e, const std::string& entry, const std::string& path) {
-    // The builder opens source_path without following a final symlink; resolve it here, so
+    // The data phase opens the path without following a final symlink; resolve it here, so
     // contents= may name a link to the file.
     std::string real = path;
     if (char* rp = ::realpath(path.c_str(), nullptr)) {
       real = rp;
       std::free(rp);
     }
-    int fd = open_source_file(real);
+    int fd = ::open(real.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
       std::string m = errno_message(tree_->prefix(entry) + "cannot open its contents " + path, errno);
       if (!opt_.ignore_unreadable) throw BuildError(m);
@@ -374,7 +374,7 @@ class MtreeScanner {
       throw BuildError(tree_->prefix(entry) + "size=" + std::to_string(size - kSizeGiven) + " but its contents " + path +
                        " has " + std::to_string(st.st_size) + " bytes");
     ino.size = uint64_t(st.st_size);
-    ino.source_path = real;
+    ino.content = FileContent::at_path(real);
     return true;
   }
 

@@ -6,7 +6,7 @@
 // the entry's own path, resolved against a content root. The accepted keywords and the defaults
 // for missing ones are listed in README.md ("Manifest input (mtree)").
 //
-// Names follow the rules of writer/source_paths.h (no "..", no absolute names; implicit parent
+// Names follow the rules of writer/source/tree_assembler.h (no "..", no absolute names; implicit parent
 // directories; a later entry for a path replaces an earlier one). Nothing depends on the process's
 // current directory unless a relative manifest or content root is given (which is resolved once,
 // at the start).

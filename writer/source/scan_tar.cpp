@@ -246,8 +246,7 @@ class TarScanner {
       if (len) data_->write(buf, len, base + uint64_t(off));
     }
     data_->extend(base + ino.size);
-    ino.data_fd = data_->fd;
-    ino.data_offset = base;
+    ino.content = FileContent::in_shared_file(data_->fd, base, entry);
     data_->end = base + ino.size;
   }
 
@@ -311,7 +310,6 @@ class TarScanner {
     switch (type) {
       case AE_IFREG:
         ino->size = uint64_t(archive_entry_size(e));
-        ino->source_path = entry;
         ino->image_path = image_path;
         read_data(a, *ino, entry);
         break;

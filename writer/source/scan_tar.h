@@ -1,7 +1,7 @@
 // Builds a Tree from a tar stream (plain or compressed; ustar, GNU and PAX headers) read once,
 // front to back, through libarchive. Regular files' contents are copied into one unlinked
 // temporary file beside the image (holes stay holes); the tree's inodes point into it
-// (TreeInode::data_fd/data_offset, kept open by Tree::data_owner). Memory holds metadata only.
+// (FileContent::in_shared_file, kept open by Tree::data_owner). Memory holds metadata only.
 //
 // Names: "./" prefixes, "." components, repeated and trailing slashes are dropped; a name with a
 // ".." component or a leading '/' is an error naming the entry. A later entry for the same path

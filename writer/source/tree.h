@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "writer/source/file_content.h"
+
 namespace erofs::writer {
 
 struct TreeInode;
@@ -29,12 +31,7 @@ struct TreeInode {
   uint32_t rdev_major = 0, rdev_minor = 0;
   std::string symlink_target;
   XattrList xattrs;
-  std::string source_path;        // regular files: where the content is read from (or, with
-                                  // data_fd, the name used in messages)
-  // Regular files whose content lies in a shared file (a tar stream's spill file): `size` bytes
-  // at data_offset of data_fd (not owned; Tree::data_owner keeps it open). -1: open source_path.
-  int data_fd = -1;
-  uint64_t data_offset = 0;
+  FileContent content;             // regular files: where the `size` bytes are read from
   std::string image_path;         // regular files: path in the image, without a leading '/' (first link)
   std::vector<Dentry> children;   // directories: sorted bytewise, without "." and ".."
   TreeInode* parent = nullptr;        // directories: the parent (the root is its own parent)
@@ -48,7 +45,7 @@ struct TreeInode {
 struct Tree {
   std::vector<std::unique_ptr<TreeInode>> inodes;  // owning; order is irrelevant
   TreeInode* root = nullptr;
-  std::shared_ptr<void> data_owner;  // keeps the file behind the inodes' data_fd open
+  std::shared_ptr<void> data_owner;  // keeps files that FileContent::in_shared_file names open
 
   TreeInode* add(std::unique_ptr<TreeInode> inode) {
     inodes.push_back(std::move(inode));
