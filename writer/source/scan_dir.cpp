@@ -171,10 +171,9 @@ class Scanner {
   std::unique_ptr<TreeInode> make_inode(const struct stat& st) {
     auto ino = std::make_unique<TreeInode>();
     ino->mode = st.st_mode;
-    ino->uid = opt_.all_root ? 0 : st.st_uid;
-    ino->gid = opt_.all_root ? 0 : st.st_gid;
-    if (opt_.force_uid) ino->uid = *opt_.force_uid;
-    if (opt_.force_gid) ino->gid = *opt_.force_gid;
+    ino->uid = st.st_uid;
+    ino->gid = st.st_gid;
+    apply_owner_overrides(opt_, *ino);
     ino->mtime = st.st_mtim.tv_sec;
     ino->mtime_nsec = uint32_t(st.st_mtim.tv_nsec);
     if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {

@@ -321,7 +321,7 @@ class MtreeScanner {
     ino->mode = type | perm;
     ino->uid = owner(archive_entry_uid(e), archive_entry_uname(e), true, entry);
     ino->gid = owner(archive_entry_gid(e), archive_entry_gname(e), false, entry);
-    tree_->apply_owner_overrides(*ino);
+    apply_owner_overrides(opt_, *ino);
     if (archive_entry_mtime_is_set(e)) {
       ino->mtime = archive_entry_mtime(e);
       long ns = archive_entry_mtime_nsec(e);

@@ -220,7 +220,7 @@ class TarScanner {
       throw BuildError("tar entry " + quoted(entry) + ": owner out of range");
     ino->uid = uint32_t(uid);
     ino->gid = uint32_t(gid);
-    tree_->apply_owner_overrides(*ino);
+    apply_owner_overrides(opt_, *ino);
     if (archive_entry_mtime_is_set(e)) {
       ino->mtime = archive_entry_mtime(e);
       long ns = archive_entry_mtime_nsec(e);

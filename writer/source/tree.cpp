@@ -10,6 +10,12 @@ bool TreeInode::is_dir() const { return S_ISDIR(mode); }
 bool TreeInode::is_reg() const { return S_ISREG(mode); }
 bool TreeInode::is_symlink() const { return S_ISLNK(mode); }
 
+void apply_owner_overrides(const SourceOptions& o, TreeInode& ino) {
+  if (o.all_root) ino.uid = ino.gid = 0;
+  if (o.force_uid) ino.uid = *o.force_uid;
+  if (o.force_gid) ino.gid = *o.force_gid;
+}
+
 void Tree::finish() {
   for (auto& ino : inodes) ino->nlink = ino->is_dir() ? 2 : 0;
   for (auto& ino : inodes) {

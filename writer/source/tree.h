@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "writer/options.h"
 #include "writer/source/file_content.h"
 
 namespace erofs::writer {
@@ -54,5 +55,9 @@ struct Tree {
   // Sorts every directory's dentries bytewise and computes nlink from the dentries.
   void finish();
 };
+
+// --all-root, then --force-uid and --force-gid (which win over it): the one rule every source and
+// the library's entries follow.
+void apply_owner_overrides(const SourceOptions& options, TreeInode& ino);
 
 }  // namespace erofs::writer

@@ -59,12 +59,6 @@ bool TreeAssembler::excluded(const std::vector<std::string>& parts) const {
   return false;
 }
 
-void TreeAssembler::apply_owner_overrides(TreeInode& ino) const {
-  if (opt_.all_root) ino.uid = ino.gid = 0;
-  if (opt_.force_uid) ino.uid = *opt_.force_uid;
-  if (opt_.force_gid) ino.gid = *opt_.force_gid;
-}
-
 void TreeAssembler::set_symlink(TreeInode& ino, const char* target, const std::string& entry) const {
   ino.symlink_target = target ? target : "";
   if (ino.symlink_target.empty()) throw BuildError(prefix(entry) + "symlink without a target");
@@ -90,7 +84,7 @@ void TreeAssembler::note_mtime(int64_t mtime) {
 TreeInode* TreeAssembler::implicit_dir() {
   auto ino = std::make_unique<TreeInode>();
   ino->mode = S_IFDIR | 0755;
-  apply_owner_overrides(*ino);
+  apply_owner_overrides(opt_, *ino);
   TreeInode* p = tree_.add(std::move(ino));
   implicit_.insert(p);
   return p;

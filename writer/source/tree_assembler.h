@@ -47,7 +47,6 @@ class TreeAssembler {
   static std::string join(const std::vector<std::string>& parts, size_t n);
   bool excluded(const std::vector<std::string>& parts) const;
 
-  void apply_owner_overrides(TreeInode& ino) const;
   // A character or block device's number; throws when EROFS cannot store it (its 32-bit rdev
   // holds a 12-bit major and a 20-bit minor, as Linux's dev_t does).
   void set_device(TreeInode& ino, uint64_t major, uint64_t minor, const std::string& entry) const;

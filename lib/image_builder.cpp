@@ -8,37 +8,18 @@
 
 #include "erofs-kit/erofs.hpp"
 #include "format/inode.h"
+#include "lib/build_settings.h"
 #include "lib/errors.h"
 #include "lib/progress_relay.h"
+#include "lib/verify.h"
 #include "writer/build_image.h"
-#include "writer/option_text.h"
+#include "writer/errors.h"
 #include "writer/source/scan_dir.h"
 #include "writer/source/scan_mtree.h"
 #include "writer/source/scan_tar.h"
 
 namespace erofs {
 namespace {
-
-writer::BuildOptions build_options(const BuildSettings& s) {
-  writer::BuildOptions o;
-  o.block_size = s.block_size;
-  o.chunk_size = s.chunk_size;
-  o.label = s.label;
-  o.fixed_time = s.timestamp;
-  writer::apply_uuid(s.uuid, o);
-  writer::apply_extended_options(s.extended, o);
-  writer::apply_algorithms(s.compression, o);
-  writer::finish_compression_options(o, s.pcluster_bytes, s.workers,
-                                     s.compress_hints.empty() ? std::vector<writer::CompressHint>{}
-                                                              : writer::read_compress_hints(s.compress_hints));
-  o.source.all_root = s.all_root;
-  o.source.force_uid = s.force_uid;
-  o.source.force_gid = s.force_gid;
-  o.source.exclude_paths = s.exclude_paths;
-  o.source.exclude_regexes = s.exclude_regexes;
-  o.warn = s.on_warning ? s.on_warning : [](const std::string&) {};
-  return o;
-}
 
 BuildSummary summary(const writer::BuildStats& st) {
   BuildSummary b;
@@ -52,20 +33,43 @@ BuildSummary summary(const writer::BuildStats& st) {
   b.image_bytes = st.image_bytes;
   b.compressed_files = st.compressed_files;
   b.seconds = st.seconds;
+  b.compact_inodes = st.compact_inodes;
+  b.extended_inodes = st.extended_inodes;
+  b.data_blocks = st.data_blocks;
+  b.metadata_blocks = st.meta_blocks;
+  b.skipped_inputs = st.skipped_inputs;
   return b;
 }
 
-// Builds the tree `scan` makes (called with the options) and reports progress meanwhile.
+// Writes the image of `tree`, reporting progress meanwhile, then reads it back when asked to.
+BuildSummary build_tree(writer::Tree& tree, uint64_t skipped, const std::string& image_path,
+                        const BuildSettings& settings, writer::BuildOptions& o, lib::ProgressRelay& relay) {
+  writer::BuildStats stats = writer::build_image(tree, image_path, o);
+  relay.finish();
+  stats.skipped_inputs = skipped;
+  BuildSummary out = summary(stats);
+  if (!settings.verify) return out;
+  lib::VerifyOptions vo;
+  vo.check_mtime = o.inode_form != writer::InodeForm::Compact;  // forced compact inodes keep no time of their own
+  const auto problems = lib::verify_image(tree, image_path, vo);
+  if (!problems.empty()) {
+    for (const auto& p : problems) o.warn("verify: " + p);
+    throw writer::BuildError(image_path + " does not match the source: " + problems.front() +
+                             (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " more)" : ""));
+  }
+  out.verified = true;
+  return out;
+}
+
+// Builds the tree `scan` makes (called with the options).
 template <class Scan>
 Result<BuildSummary> build_from(const BuildSettings& settings, const std::string& image_path, Scan&& scan) {
   return lib::guarded<BuildSummary>([&] {
-    auto o = build_options(settings);
+    auto o = lib::build_options(settings);
     lib::ProgressRelay relay(settings.on_progress, settings.progress_interval_ms);
     o.progress = relay.counters();
-    decltype(auto) tree = scan(o);
-    auto stats = writer::build_image(tree, image_path, o);
-    relay.finish();
-    return summary(stats);
+    writer::ScanResult scanned = scan(o);
+    return build_tree(scanned.tree, scanned.skipped, image_path, settings, o, relay);
   });
 }
 
@@ -109,10 +113,16 @@ struct ImageBuilder::Impl {
   Result<void> set_meta(writer::TreeInode& ino, const EntryMeta& meta, uint32_t type) {
     if (meta.mode & ~07777u) return lib::invalid_argument("mode holds more than permission bits");
     ino.mode = type | meta.mode;
-    ino.uid = settings.all_root ? 0 : settings.force_uid.value_or(meta.uid);
-    ino.gid = settings.all_root ? 0 : settings.force_gid.value_or(meta.gid);
-    ino.mtime = settings.timestamp.value_or(meta.mtime);
-    ino.mtime_nsec = settings.timestamp ? 0 : meta.mtime_nsec;
+    ino.uid = meta.uid;
+    ino.gid = meta.gid;
+    writer::SourceOptions owners;
+    owners.all_root = settings.all_root;
+    owners.force_uid = settings.force_uid;
+    owners.force_gid = settings.force_gid;
+    writer::apply_owner_overrides(owners, ino);
+    // -T is applied by the writer, as for every source.
+    ino.mtime = meta.mtime;
+    ino.mtime_nsec = meta.mtime_nsec;
     if (meta.mtime_nsec >= 1000000000) return lib::invalid_argument("mtime_nsec must be below 10^9");
     ino.xattrs.clear();
     for (auto& x : meta.xattrs) ino.xattrs.emplace_back(x.name, x.value);
@@ -250,30 +260,33 @@ Result<void> ImageBuilder::add_xattr(std::string_view path, const Xattr& xattr) 
 }
 
 Result<BuildSummary> ImageBuilder::write(const std::string& image_path) {
-  return build_from(impl_->settings, image_path, [&](const writer::BuildOptions&) -> writer::Tree& {
+  return lib::guarded<BuildSummary>([&] {
+    auto o = lib::build_options(impl_->settings);
+    lib::ProgressRelay relay(impl_->settings.on_progress, impl_->settings.progress_interval_ms);
+    o.progress = relay.counters();
     impl_->tree.finish();
-    return impl_->tree;
+    return build_tree(impl_->tree, 0, image_path, impl_->settings, o, relay);
   });
 }
 
 Result<BuildSummary> ImageBuilder::from_directory(const std::string& source_dir, const std::string& image_path,
                                                   const BuildSettings& settings) {
   return build_from(settings, image_path, [&](const writer::BuildOptions& o) {
-    return writer::scan_directory(source_dir, o.source, o.warn).tree;
+    return writer::scan_directory(source_dir, o.source, o.warn);
   });
 }
 
 Result<BuildSummary> ImageBuilder::from_tar(const std::string& archive, const std::string& image_path,
                                             const BuildSettings& settings) {
   return build_from(settings, image_path, [&](const writer::BuildOptions& o) {
-    return writer::scan_tar(archive, image_path, o.source, {settings.aufs, settings.ovlfs_strip}, o.warn).tree;
+    return writer::scan_tar(archive, image_path, o.source, {settings.aufs, settings.ovlfs_strip}, o.warn);
   });
 }
 
 Result<BuildSummary> ImageBuilder::from_mtree(const std::string& manifest, const std::string& content_root,
                                               const std::string& image_path, const BuildSettings& settings) {
   return build_from(settings, image_path, [&](const writer::BuildOptions& o) {
-    return writer::scan_mtree(manifest, content_root, o.source, o.warn).tree;
+    return writer::scan_mtree(manifest, content_root, o.source, o.warn);
   });
 }
 
