@@ -109,6 +109,9 @@ TEST(VerityTree, DataMustMatchTheDeclaredBlocks) {
   TreeBuilder partial(p, 3);
   partial.add(std::span(data).first(3 * 4096 - 1));
   EXPECT_THROW(partial.finish(), Error);
+  TreeBuilder trailing(p, 2);  // the declared blocks and a piece of one more
+  trailing.add(std::span(data).first(2 * 4096 + 5));
+  EXPECT_THROW(trailing.finish(), Error);
   EXPECT_THROW(TreeBuilder(p, 0), ParamError);
 }
 
