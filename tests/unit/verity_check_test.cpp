@@ -9,12 +9,11 @@
 #include "verity/check.h"
 
 using namespace erofs::verity;
+using erofs::test::kSalt;
 using erofs::test::pseudo_random_bytes;
 using erofs::test::tree_of;
 
 namespace {
-
-const std::vector<uint8_t> kSalt = {0x5a, 0x17, 0x00, 0xff, 0x42};
 
 // A tree of 3 levels (16 hashes a block: 300 blocks -> 19, 2, 1 hash blocks) to damage.
 class VerityCheck : public ::testing::Test {

@@ -19,6 +19,9 @@
 
 namespace erofs::test {
 
+// A salt for tests that need one but not veritysetup's: short, with a zero byte in it.
+inline const std::vector<uint8_t> kSalt = {0x5a, 0x17, 0x00, 0xff, 0x42};
+
 // Bytes that differ from block to block (splitmix64), the same for the same seed.
 inline std::vector<uint8_t> pseudo_random_bytes(size_t size, uint64_t seed) {
   std::vector<uint8_t> out(size);

@@ -12,12 +12,11 @@
 #include "verity/tree_builder.h"
 
 using namespace erofs::verity;
+using erofs::test::kSalt;
 using erofs::test::pseudo_random_bytes;
 using erofs::test::tree_of;
 
 namespace {
-
-const std::vector<uint8_t> kSalt = {0x5a, 0x17, 0x00, 0xff, 0x42};
 
 std::string salted_sha256(std::span<const uint8_t> salt, std::span<const uint8_t> block) {
   erofs::test::Sha256 h;
