@@ -25,7 +25,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 
 require_erofs_bin
 require_root
-require_cmd python3 sha256sum setfattr getfattr
+require_cmd python3 sha256sum setfattr getfattr setfacl setcap getcap
 workdir
 W=$WORKDIR
 
@@ -47,11 +47,25 @@ setfattr -n trusted.t -v "trusted value" "$S/xattr-file"
 chown 1000:100 "$S/dir/hello.txt"
 chmod 0640 "$S/dir/hello.txt"
 chmod 4755 "$S/dir/sub/deep.txt"
+# Every attribute extract restores, on one file: the kernel clears setuid/setgid and the file
+# capability on chown and on write, so the restore order decides whether they survive.
+printf 'cap\n' >"$S/cap-file"
+chown 1000:100 "$S/cap-file"
+chmod 6750 "$S/cap-file"
+setfacl -m u:1001:r-x "$S/cap-file"
+setfattr -n user.one -v 1 "$S/cap-file"
+setfattr -n user.two -v 2 "$S/cap-file"
+setcap cap_net_raw,cap_sys_time+ep "$S/cap-file"
+# a directory whose mtime predates its children's
+mkdir "$S/old-dir"
+printf 'new\n' >"$S/old-dir/new.txt"
 for p in "$S"/dir/hello.txt "$S"/dir/sub/deep.txt "$S"/empty "$S"/big.bin "$S/with space" \
     "$S"/null-dev "$S"/fifo "$S"/xattr-file "$S"/dir/sub "$S"/dir "$S"/empty-dir "$S"; do
     touch -h -d @1600000000.123456789 "$p"
 done
 touch -h -d @1600000001.5 "$S/link"
+touch -h -d @1600000000.123456789 "$S/old-dir/new.txt"
+touch -d @1000000000.5 "$S/old-dir"
 touch -d @1600000000.123456789 "$S"
 UUID=0badc0de-1234-4321-8765-0123456789ab
 IMG=$W/cli.img
@@ -140,14 +154,14 @@ assert d[\"clean\"] is False and len(d[\"problems\"]) >= 1, d
 '"
 
 # --- extract --------------------------------------------------------------------------------------------
-# same_file A B [no-owner] [no-xattrs]: content, mode, mtime ns, (owner), (xattrs) equal
+# same_file A B [no-owner] [no-xattrs]: content (of a file), mode, mtime ns, (owner), (xattrs) equal
 same_file() {
     python3 - "$@" <<'PY'
-import os, sys
+import os, stat, sys
 a, b, opts = sys.argv[1], sys.argv[2], sys.argv[3:]
 sa, sb = os.lstat(a), os.lstat(b)
 bad = []
-if open(a, "rb").read() != open(b, "rb").read(): bad.append("content")
+if stat.S_ISREG(sa.st_mode) and open(a, "rb").read() != open(b, "rb").read(): bad.append("content")
 if sa.st_mode != sb.st_mode: bad.append("mode %o %o" % (sa.st_mode, sb.st_mode))
 if sa.st_mtime_ns != sb.st_mtime_ns: bad.append("mtime %d %d" % (sa.st_mtime_ns, sb.st_mtime_ns))
 if "no-owner" not in opts and (sa.st_uid, sa.st_gid) != (sb.st_uid, sb.st_gid):
@@ -167,6 +181,17 @@ check_output "extract --path of one file: only that file" 0 '^hello\.txt$' ls -A
 check "extract --path of one file: content, mode, owner, mtime" same_file "$S/dir/hello.txt" "$W/x-file/hello.txt"
 check "extract --path of a file with xattrs" "$EROFS" extract -q --path /xattr-file "$IMG" "$W/x-xfile"
 check "extract --path: xattrs restored" same_file "$S/xattr-file" "$W/x-xfile/xattr-file"
+
+check "extract: the source file has its capability, setuid/setgid, owner and ACL" bash -c "
+    getcap '$S/cap-file' | grep -q cap_net_raw && getfacl -cn '$S/cap-file' | grep -qx user:1001:r-x &&
+    test \"\$(stat -c '%a %u:%g' '$S/cap-file')\" = '6750 1000:100'"
+check "extract of the whole image" "$EROFS" extract -q "$IMG" "$W/x-attrs"
+check "extract: capability, setuid/setgid, owner, ACL, user xattrs, mtime, content" \
+    same_file "$S/cap-file" "$W/x-attrs/cap-file"
+check_output "extract: the capability reads back" 0 'cap_net_raw,cap_sys_time[=+]ep' getcap "$W/x-attrs/cap-file"
+check "extract: a directory whose mtime predates its children keeps it" same_file "$S/old-dir" "$W/x-attrs/old-dir"
+check "extract: ... and its child" same_file "$S/old-dir/new.txt" "$W/x-attrs/old-dir/new.txt"
+rm -rf "$W/x-attrs"
 
 check "extract --path of a directory" "$EROFS" extract -q --path dir "$IMG" "$W/x-dir"
 check_output "extract --path of a directory: equals the source directory" 0 ' 0 differences$' \
