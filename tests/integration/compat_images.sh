@@ -1,6 +1,6 @@
 #!/bin/bash
-# Our reader on the reference images of $EROFS_SHARED_DIR/compat (built by erofs-utils 1.9.3, see
-# compat/README.md and compat/images.txt). For every image:
+# Our reader on the reference images of tests/data/compat (built by erofs-utils 1.9.3, see its
+# README.md and images.txt). For every image:
 #   - `erofs dump --json` is valid JSON and names the UUID the images were built with;
 #   - `erofs fsck` calls it clean (exit 0);
 #   - `erofs extract` gives back compat/tree.tar exactly (treecmp without options: contents,
@@ -21,9 +21,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 require_erofs_bin
 require_root
 require_cmd python3 tar sha256sum
-C=$EROFS_SHARED_DIR/compat
-[[ -d "$C/images" && -f "$C/tree.tar" && -f "$C/tree-sha256.txt" ]] ||
-    skip "no compat images in $C"
+C=$EROFS_COMPAT_DIR
 workdir
 W=$WORKDIR
 UUID=7f3a5e2c-1b4d-4e8f-9a6b-0c1d2e3f4a5b

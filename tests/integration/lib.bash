@@ -6,7 +6,7 @@
 # Each script is one CTest test, run as `bash SCRIPT` in the build directory with
 #   EROFS             path of our erofs binary
 #   EROFS_SOURCE_DIR  repository root            (default: two levels above this file)
-#   EROFS_SHARED_DIR  shared dir with compat images
+#   EROFS_COMPAT_DIR  reference images of erofs-utils 1.9.3 (default: tests/data/compat)
 #   EROFS_TEST_TOOLS  tests/tools                (default: ../tools next to this file)
 # Exit status 77 means "skipped" (SKIP_RETURN_CODE in tests/CMakeLists.txt).
 #
@@ -74,8 +74,8 @@ fi
 _LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${EROFS_SOURCE_DIR:=$(cd "$_LIB_DIR/../.." && pwd)}"
 : "${EROFS_TEST_TOOLS:=$EROFS_SOURCE_DIR/tests/tools}"
-: "${EROFS_SHARED_DIR:=$EROFS_SOURCE_DIR/../shared}"
-export EROFS_SOURCE_DIR EROFS_TEST_TOOLS EROFS_SHARED_DIR
+: "${EROFS_COMPAT_DIR:=$EROFS_SOURCE_DIR/tests/data/compat}"
+export EROFS_SOURCE_DIR EROFS_TEST_TOOLS EROFS_COMPAT_DIR
 : "${PYTHON:=python3}"
 
 SCRIPT_NAME=$(basename "${BASH_SOURCE[-1]}" .sh)
