@@ -195,25 +195,36 @@ class Extractor {
   }
 
   // With `name`, the entry is named relative to `fd` and never followed; without it, `fd` is the
-  // file itself. Directories get their times last, after their contents stopped changing them.
+  // file itself. The order keeps every attribute: chown clears setuid/setgid and
+  // security.capability, so it comes first; xattrs before the mode, because a user.* xattr needs
+  // write permission the final mode may take away from a non-root extractor (an access ACL
+  // and the mode's group bits agree, so neither rewrites the other); the capability after the
+  // mode and the owner; times last, once nothing changes the entry any more (a directory's after
+  // its contents).
   void apply_metadata(int fd, const char* name, const Inode& ino, bool is_dir_fd) {
     bool self = name == nullptr || is_dir_fd;
     std::string proc = fmt::format("/proc/self/fd/{}{}{}", fd, name && !is_dir_fd ? "/" : "",
                                    name && !is_dir_fd ? name : "");
-    if (opt_.xattrs)
-      for (auto& x : img_.xattrs(ino)) {
-        int r = self ? ::fsetxattr(fd, x.name.c_str(), x.value.data(), x.value.size(), 0)
-                     : ::lsetxattr(proc.c_str(), x.name.c_str(), x.value.data(), x.value.size(), 0);
-        if (r != 0) warn(fmt::format("cannot set xattr {}: {}", x.name, std::strerror(errno)));
-      }
+    auto set_xattr = [&](const Xattr& x) {
+      int r = self ? ::fsetxattr(fd, x.name.c_str(), x.value.data(), x.value.size(), 0)
+                   : ::lsetxattr(proc.c_str(), x.name.c_str(), x.value.data(), x.value.size(), 0);
+      if (r != 0) warn(fmt::format("cannot set xattr {}: {}", x.name, std::strerror(errno)));
+    };
     if (opt_.owners && as_root_) {
       int r = self ? ::fchown(fd, ino.uid, ino.gid) : ::fchownat(fd, name, ino.uid, ino.gid, AT_SYMLINK_NOFOLLOW);
       if (r != 0) throw sys_error("cannot set owner", errno);
     }
+    std::vector<Xattr> xattrs;
+    if (opt_.xattrs) xattrs = img_.xattrs(ino);
+    auto is_capability = [](const Xattr& x) { return x.name == "security.capability"; };
+    for (auto& x : xattrs)
+      if (!is_capability(x)) set_xattr(x);
     if (!S_ISLNK(ino.mode)) {
       int r = self ? ::fchmod(fd, ino.mode & 07777) : ::fchmodat(fd, name, ino.mode & 07777, 0);
       if (r != 0) throw sys_error("cannot set mode", errno);
     }
+    for (auto& x : xattrs)
+      if (is_capability(x)) set_xattr(x);
     struct timespec ts[2] = {{ino.mtime, long(ino.mtime_nsec)}, {ino.mtime, long(ino.mtime_nsec)}};
     int r = self ? ::futimens(fd, ts) : ::utimensat(fd, name, ts, AT_SYMLINK_NOFOLLOW);
     if (r != 0) throw sys_error("cannot set times", errno);

@@ -25,8 +25,12 @@ PclusterCache::Bytes PclusterCache::get_or_load(const PclusterKey& key, const st
       lru_.splice(lru_.begin(), lru_, it->second);
       return it->second->second;
     }
-    if (auto it = loading_.find(key); it != loading_.end()) pending = it->second;
-    else loading_.emplace(key, mine.get_future().share());
+    if (auto it = loading_.find(key); it != loading_.end()) {
+      pending = it->second;
+      ++shared_loads_;
+    } else {
+      loading_.emplace(key, mine.get_future().share());
+    }
   }
   if (pending.valid()) return pending.get();
   try {
@@ -46,6 +50,11 @@ PclusterCache::Bytes PclusterCache::get_or_load(const PclusterKey& key, const st
     mine.set_exception(std::current_exception());
     throw;
   }
+}
+
+uint64_t PclusterCache::shared_loads() {
+  std::lock_guard lock(mutex_);
+  return shared_loads_;
 }
 
 void PclusterCache::insert(const PclusterKey& key, Bytes data) {

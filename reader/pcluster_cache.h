@@ -40,6 +40,9 @@ class PclusterCache {
   // loading wait for that load instead of decoding the same pcluster again; its error reaches
   // them too.
   Bytes get_or_load(const PclusterKey& key, const std::function<Bytes()>& load);
+  // How many get_or_load calls so far waited for another thread's load of their key (each a
+  // decode saved): what shows that concurrent readers share one decode.
+  uint64_t shared_loads();
 
  private:
   struct KeyHash {
@@ -50,6 +53,7 @@ class PclusterCache {
   std::mutex mutex_;
   uint64_t budget_;
   uint64_t used_ = 0;
+  uint64_t shared_loads_ = 0;
   Lru lru_;  // most recently used first
   std::unordered_map<PclusterKey, Lru::iterator, KeyHash> index_;
   std::unordered_map<PclusterKey, std::shared_future<Bytes>, KeyHash> loading_;

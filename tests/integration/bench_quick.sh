@@ -12,8 +12,8 @@
 #     allowed is fsck.erofs --extract (erofs-utils 1.5) calling an erofs-kit image `unsupported`
 #     (it has no lzma/deflate/zstd and no fragments).
 #  3. raw.csv has one positive value per run behind every `ok` figure.
-#  4. report.md exists with the machine, the tool versions, the published-style tables and the
-#     single-run warning; the PNG charts exist when python3-matplotlib is installed.
+#  4. report.md exists with the machine, the tool versions (the measured commit among them), the
+#     published-style tables and the single-run warning; the PNG charts exist when python3-matplotlib is installed.
 #  5. Nothing is left behind: no mount or loop device below the work directory, no run.* dir, no
 #     process working on a file there (fio's job processes leave their parent's process group).
 #  6. Ctrl-C: SIGINT in the middle of a run -> exit 130, mounts, loop devices and processes gone,
@@ -21,6 +21,8 @@
 #  7. --resume: the stopped run goes on (no longer INCOMPLETE, two sittings named, one row set
 #     per image); resuming a finished run keeps every image and changes no row; another erofs
 #     binary is refused.
+#  8. The report and meta.json record the measured commit (40 hex digits and whether the tree was
+#     clean); a full run refuses a binary that is not exactly a commit, writing nothing.
 #
 # Needs root, loop devices, a kernel with erofs/squashfs, and the peer tools (bench/setup
 # installs them); skips (77) otherwise.
@@ -61,7 +63,7 @@ else
 fi
 
 cat >"$W/validate.py" <<'PY'
-import csv, os, sys
+import csv, json, os, re, sys
 
 what, res, fuse = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
 bad = []
@@ -156,6 +158,11 @@ elif what == "report":
             bad.append(f"report.md lacks {s!r}")
     if "INCOMPLETE" in text:
         bad.append("report.md says INCOMPLETE")
+    if not re.search(r"\| erofs-kit \| .*\(commit [0-9a-f]{40} \(", text):
+        bad.append("report.md does not record the measured commit (40 hex digits and its state)")
+    meta = json.load(open(os.path.join(res, "meta.json")))
+    if not re.fullmatch(r"[0-9a-f]{40}", meta.get("erofs_commit") or ""):
+        bad.append(f"meta.json: erofs_commit {meta.get('erofs_commit')!r}")
     if not fuse and "`erofs mount` does not exist" not in text and "has no `erofs mount`" not in text:
         bad.append("report.md does not say that the FUSE rows are missing")
     if fuse and "### FUSE" not in text:
@@ -190,7 +197,7 @@ fi
 if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
     check "PNG charts" python3 "$W/validate.py" charts "$W/results" "$fuse"
 else
-    known_gap "python3-matplotlib is not installed (bench/setup installs it): no charts to check"
+    skip_section "PNG charts: python3-matplotlib is not installed (bench/setup installs it)"
 fi
 
 # --- 5. nothing left behind -------------------------------------------------------------------
@@ -244,7 +251,7 @@ check_output "SIGINT: the report says INCOMPLETE" 0 INCOMPLETE cat "$W/results-i
 resume() { "$RUN" --quick --resume "$W/results-int" --work "$W/work" --erofs "$1" --datasets file \
     --only 'ek-lz4hc-4k|ue-lz4hc-4k' >"$W/resume.log" 2>&1; }
 check "--resume finishes the stopped run" resume "$EROFS"
-check "--resume: the report is no longer INCOMPLETE" bash -c '! grep -q INCOMPLETE "$1"' _ "$W/results-int/report.md"
+check "--resume: the report is no longer INCOMPLETE" bash -c '[[ -f "$1" ]] && ! grep -q INCOMPLETE "$1"' _ "$W/results-int/report.md"
 check_output "--resume: the report names the sittings" 0 "the last of 2 sittings" cat "$W/results-int/report.md"
 # shellcheck disable=SC2317  # called through check
 both_images() { grep -c '^file,ek-lz4hc-4k,.*,size_bytes,' "$1" | grep -qx 1 &&
@@ -263,5 +270,12 @@ else
     fail "--resume with another erofs binary is refused (exit $rc)"
     tail -n 5 "$W/resume.log" | sed 's/^/    /'
 fi
+
+# --- 8. a full run measures only a binary that is exactly a commit ---------------------------
+# (a copy outside its build directory has no known commit; refused before anything is written)
+mkdir -p "$W/copy" && cp "$EROFS" "$W/copy/erofs"
+check_output "full mode refuses a binary that is not exactly a commit (exit 2)" 2 'not exactly a commit' \
+    "$RUN" --results "$W/results-refused" --work "$W/work" --erofs "$W/copy/erofs"
+check "... and writes no results" test ! -e "$W/results-refused"
 
 finish

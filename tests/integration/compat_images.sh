@@ -1,16 +1,12 @@
 #!/bin/bash
-# Our reader on the reference images of $EROFS_SHARED_DIR/compat (built by erofs-utils 1.9.3, see
-# compat/README.md and compat/images.txt). For every image:
+# Our reader on the reference images of tests/data/compat (built by erofs-utils 1.9.3, see its
+# README.md and images.txt). For every image:
 #   - `erofs dump --json` is valid JSON and names the UUID the images were built with;
 #   - `erofs fsck` calls it clean (exit 0);
 #   - `erofs extract` gives back compat/tree.tar exactly (treecmp without options: contents,
 #     modes, owners, mtimes with ns, xattrs, the symlink, the hard link);
 #   - `erofs cat` of every file gives the sha256 listed in compat/tree-sha256.txt.
-# Uncompressed images (plain, plain-b512, chunked) must pass every check. For compressed images
-# (every image whose mkfs.erofs options in images.txt contain -z), a failing step whose message
-# contains "not supported" is reported as "KNOWN GAP: ..." (neither a pass nor a failure):
-# compressed reading is being implemented. Any other failure, and any failure of an uncompressed
-# image, is a failure; once compressed reading works the same checks pass in full.
+# Every image, compressed or not, must pass every check.
 #
 # Needs root: tree.tar and the images hold trusted.* xattrs, which only root can write (tar
 # and `erofs extract`). No kernel mount is needed.
@@ -21,9 +17,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 require_erofs_bin
 require_root
 require_cmd python3 tar sha256sum
-C=$EROFS_SHARED_DIR/compat
-[[ -d "$C/images" && -f "$C/tree.tar" && -f "$C/tree-sha256.txt" ]] ||
-    skip "no compat images in $C"
+C=$EROFS_COMPAT_DIR
 workdir
 W=$WORKDIR
 UUID=7f3a5e2c-1b4d-4e8f-9a6b-0c1d2e3f4a5b
@@ -38,33 +32,6 @@ REF=$W/ref/tree
 [[ -d "$REF" ]] || { fail "tree.tar has no top-level tree/"; finish; }
 check "symlinks in the reference tree get mtime $EPOCH" \
     find "$REF" -type l -exec touch -h -d "@$EPOCH" {} +
-
-# compressed IMAGE_NAME: do images.txt's options for it contain -z?
-compressed() {
-    local opts
-    opts=$(grep -m1 "^$1\.img:" "$C/images.txt" 2>/dev/null) || return 1
-    [[ " ${opts#*:} " == *" -z"* ]]
-}
-
-# step NAME COMPRESSED COMMAND...: run COMMAND (output in $W/step.out); pass on success; on
-# failure a known gap if COMPRESSED is 1 and the output says "not supported", else a failure.
-# Returns the command's status.
-step() {
-    local name=$1 comp=$2 rc
-    shift 2
-    "$@" >"$W/step.out" 2>&1
-    rc=$?
-    if [[ $rc == 0 ]]; then
-        pass "$name"
-    elif [[ $comp == 1 && $rc -lt 128 ]] && grep -q 'not supported' "$W/step.out"; then
-        known_gap "$name: $(grep -m1 'not supported' "$W/step.out" | cut -c1-200)"
-    else
-        fail "$name (exit $rc)"
-        echo "    \$ $*" | cut -c1-300
-        head -n 20 "$W/step.out" | sed 's/^/    /'
-    fi
-    return "$rc"
-}
 
 # dump_ok IMAGE: dump --json parses and has our UUID and a block size
 dump_ok() {
@@ -82,7 +49,7 @@ cat_all() {
     while read -r sum path; do
         path=${path#./}
         n=$((n + 1))
-        got=$("$EROFS" cat "$1" "$path" | sha256sum) || true
+        got=$("$EROFS" cat "$1" "$path" | sha256sum) || got="(erofs cat failed)"
         got=${got%% *}
         if [[ "$got" != "$sum" ]]; then
             echo "$path: sha256 $got, expected $sum"
@@ -99,17 +66,15 @@ for img in "$C"/images/*.img; do
     [[ -f "$img" ]] || continue
     nimages=$((nimages + 1))
     name=$(basename "$img" .img)
-    comp=0
-    compressed "$name" && comp=1
-    echo "--- $name ($([[ $comp == 1 ]] && echo compressed || echo uncompressed))"
-    step "$name: dump --json" "$comp" dump_ok "$img"
-    step "$name: erofs fsck is clean" "$comp" "$EROFS" fsck "$img"
-    if step "$name: erofs extract" "$comp" "$EROFS" extract -q "$img" "$W/x-$name"; then
+    echo "--- $name: mkfs.erofs $(grep -m1 "^$name\.img:" "$C/images.txt" | cut -d' ' -f3-)"
+    check "$name: dump --json" dump_ok "$img"
+    check_output "$name: erofs fsck is clean" 0 clean "$EROFS" fsck "$img"
+    if check "$name: erofs extract" "$EROFS" extract -q "$img" "$W/x-$name"; then
         check_output "$name: extracted tree equals tree.tar" 0 ' 0 differences$' \
             treecmp "$REF" "$W/x-$name"
     fi
     rm -rf "$W/x-$name"
-    step "$name: erofs cat of every file matches tree-sha256.txt" "$comp" cat_all "$img"
+    check "$name: erofs cat of every file matches tree-sha256.txt" cat_all "$img"
 done
 if [[ $nimages -ge 3 ]]; then
     pass "$nimages compat images found"

@@ -6,7 +6,7 @@
 #     with -b 512, with each algorithm (lz4, lz4hc, lzma, deflate, zstd; -C 65536), lz4hc -C 4096,
 #     -E ztailpacking, fragments, all-fragments, dedupe, legacy-compress; the full profile once
 #     (lz4 with ztailpacking); images of mkfs.erofs 1.5 (Debian; plain and -zlz4hc, from a copy
-#     without the 255-byte names); every image of $EROFS_SHARED_DIR/compat/images (against
+#     without the 255-byte names); every image of tests/data/compat/images (against
 #     compat/tree.tar, symlink mtimes set to 1700000000 as in compat_images.sh). Each is mounted
 #     with `erofs mount` (daemonized) and compared with its source by treecmp with no relaxing
 #     option (content, type, mode, owner, size, mtime in ns, xattrs, symlink targets, devices,
@@ -25,9 +25,11 @@
 #     "erofs mount: read: nid N: extent at ...: ..." naming that file's nid, nothing else. (The
 #     decoder's words vary: a request that starts inside the extent decodes only its head, and
 #     which pages the kernel asks for again after the first error depends on timing.)
-#  5. Unmount under load: with readers looping over the mount, `erofs umount` either unmounts or
-#     fails with one line (busy) leaving the mount working; `fusermount3 -u -z` then detaches it,
-#     the `erofs mount -f` process exits (status 0) within 5 s and no reader hangs (timeout).
+#  5. Unmount under load: six readers loop over the mount with O_DIRECT reads (each a request to
+#     the daemon), logging the time of every read call; `erofs umount` either unmounts or fails
+#     with one line (busy) leaving the mount working; `fusermount3 -u -z` then detaches it. The
+#     logs show reads in flight during each unmount call; the `erofs mount -f` process exits
+#     (status 0) within 5 s and no reader hangs (timeout).
 #  6. statfs (stat -f) reports the image's block size and block count (4096 and 512 byte
 #     blocks); `erofs mount` of a garbage file, an empty file or a missing file, and bad -o
 #     options (cache_size=abc, readahead=xyz, overflowing or negative sizes, rw, an unknown FUSE
@@ -36,7 +38,7 @@
 #
 # Needs /dev/fuse and fusermount3 (skips, 77, otherwise). Root is needed for the parts of the
 # trees that only root can make (devices, owners, trusted.* xattrs; mktree leaves them out
-# otherwise) and for the compat images (trusted.* xattrs; left out with a note when not root).
+# otherwise) and for the compat images (trusted.* xattrs; a SKIPPED line when not root).
 # shellcheck disable=SC2317  # (functions below are called indirectly, through check)
 # shellcheck source-path=SCRIPTDIR source=lib.bash
 source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
@@ -102,7 +104,7 @@ fmount() {
     mkdir -p "$2" || return 1
     "$EROFS" mount "${@:3}" "$1" "$2" || return 1
     mountpoint -q "$2" || { echo "erofs mount returned 0 but $2 is not a mount point"; return 1; }
-    findmnt -n -o FSTYPE "$2" 2>/dev/null | grep -q '^fuse' ||
+    [[ $(findmnt -n -o FSTYPE "$2" 2>/dev/null) == fuse* ]] ||
         { echo "$2: not a FUSE mount: $(findmnt -n -o FSTYPE "$2" 2>&1)"; return 1; }
 }
 
@@ -166,15 +168,16 @@ PY
 }
 
 # roundtrip NAME SRC IMAGE MIN_GROUPS [CMP_REGEX]: mount IMAGE on $W/mnt-NAME, treecmp (exact),
-# hard links, unmount. Leaves the image.
+# hard links, unmount; fails if any of these does. Leaves the image.
 roundtrip() {
     local name=$1 src=$2 img=$3 groups=$4 regex=${5:-'^treecmp: [0-9]{3,} entries compared, 0 differences$'}
-    local mnt=$W/mnt-$name
+    local mnt=$W/mnt-$name rc=0
     check "erofs mount: $name" fmount "$img" "$mnt" || return 1
     [[ -n "${BEFORE_CMP:-}" ]] && $BEFORE_CMP "$mnt" "$img"
-    check_output "treecmp (exact): $name" 0 "$regex" treecmp "$src" "$mnt"
-    check "hard links share the nid as st_ino: $name" hardlinks_share_ino "$src" "$mnt" "$img" "$groups"
-    check "erofs umount, daemon exits: $name" fumount "$img" "$mnt"
+    check_output "treecmp (exact): $name" 0 "$regex" treecmp "$src" "$mnt" || rc=1
+    check "hard links share the nid as st_ino: $name" hardlinks_share_ino "$src" "$mnt" "$img" "$groups" || rc=1
+    check "erofs umount, daemon exits: $name" fumount "$img" "$mnt" || rc=1
+    return "$rc"
 }
 
 # build_and_roundtrip NAME SRC MKFS_OPTIONS...: erofs mkfs into $W/NAME.img, then roundtrip;
@@ -277,6 +280,8 @@ read_only_shell() {
     if have_cmd setfattr; then
         check_output "read-only: setfattr says Read-only file system" 1 'Read-only file system' \
             setfattr -n user.test -v 1 "$mnt"
+    else
+        skip_section "read-only: setfattr on the mount: no setfattr"
     fi
     check_output "read-only: rm -rf says Read-only file system" 1 'Read-only file system' \
         rm -rf "$mnt/sizes"
@@ -354,29 +359,28 @@ if have_cmd mkfs.erofs; then
     done
     rm -rf "$W/small-1.5"
 else
-    echo "note: no mkfs.erofs, images of erofs-utils left out"
+    skip_section "images of mkfs.erofs 1.5 (1b.): no mkfs.erofs"
 fi
 
 # --- 1c. the compat images of erofs-utils 1.9.3 -----------------------------------------------------
 section "1c. compat images"
-C=$EROFS_SHARED_DIR/compat
-if [[ ! -d "$C/images" || ! -f "$C/tree.tar" ]]; then
-    echo "note: no compat images in $C, left out"
-elif ! have_root; then
-    echo "note: not root, compat images (trusted.* xattrs) left out"
+C=$EROFS_COMPAT_DIR
+if ! have_root; then
+    skip_section "compat images (1c.): not root (their trusted.* xattrs)"
 else
     mkdir -p "$W/ref"
     check "tar -xf compat/tree.tar" tar --xattrs --xattrs-include='*' -xf "$C/tree.tar" -C "$W/ref"
     check "symlinks in the reference tree get mtime 1700000000" \
         find "$W/ref/tree" -type l -exec touch -h -d @1700000000 {} +
-    n=0
+    n=0 served=0
     for img in "$C"/images/*.img; do
         [[ -f "$img" ]] || continue
         n=$((n + 1))
         roundtrip "compat-$(basename "$img" .img)" "$W/ref/tree" "$img" 1 \
-            '^treecmp: [0-9]+ entries compared, 0 differences$'
+            '^treecmp: [0-9]+ entries compared, 0 differences$' && served=$((served + 1))
     done
-    if [[ $n -ge 3 ]]; then pass "$n compat images mounted"; else fail "only $n compat images found"; fi
+    if [[ $n -ge 3 && $served == "$n" ]]; then pass "all $n compat images served exactly"
+    else fail "$served of $n compat images served exactly (at least 3 expected)"; fi
 fi
 
 # --- 2. concurrency -----------------------------------------------------------------------------------
@@ -401,23 +405,56 @@ fi
 rm -f "$W/comp-lzma.img"
 
 # --- 5. unmount under load ----------------------------------------------------------------------------
-# readers: loop over every file of the mount until it is gone (each under timeout: none may hang)
+# readers: tests/tools/read_loop.py, reading every file of the mount with O_DIRECT (each read a
+# request to the daemon) until the mount is gone, logging each read call with its start and end
+# time; under timeout, as none may hang
 section "5. unmount under load"
+
+# in_flight FROM TO LOG...: how many LOGs (readers) have a read call that started before TO and
+# ended after FROM (times as $EPOCHREALTIME)
+in_flight() {
+    local from=${1/./}000 to=${2/./}000
+    shift 2
+    awk -v from="$from" -v to="$to" '$1 + 0 > 0 && $1 + 0 < to && $2 + 0 > from { n++; nextfile } END { print n + 0 }' "$@"
+}
+
+# reads_flowing LOG...: every LOG has at least 20 reads (up to 10 s)
+reads_flowing() {
+    local i log n
+    for ((i = 0; i < 100; i++)); do
+        n=0
+        for log in "$@"; do
+            [[ -f "$log" && $(wc -l <"$log") -ge 20 ]] && n=$((n + 1))
+        done
+        [[ $n == "$#" ]] && return 0
+        sleep 0.1
+    done
+    echo "$n of $# readers made 20 reads within 10 s"
+    return 1
+}
+
 unmount_under_load() {
-    local img=$1 mnt=$W/mnt-load log=$W/load.log mpid i rpids=() rc hung=0 out
+    local img=$1 mnt=$W/mnt-load log=$W/load.log mpid i rpids=() logs=() rc hung=0 out t0 t1 n
     mkdir -p "$mnt"
     "$EROFS" mount -f "$img" "$mnt" 2>"$log" &
     mpid=$!
     check "erofs mount -f (background): under load" wait_mounted "$mnt" || { kill "$mpid"; wait "$mpid"; return 1; }
     for i in 1 2 3 4 5 6; do
-        # shellcheck disable=SC2016  # (expanded by the inner bash)
-        timeout 30 bash -c 'while mountpoint -q "$1"; do find "$1" -type f -exec cat {} + >/dev/null 2>&1; done' _ "$mnt" &
+        logs+=("$W/reads-$i.log")
+        timeout 30 python3 "$EROFS_TEST_TOOLS/read_loop.py" "$mnt" "$W/reads-$i.log" &
         rpids+=($!)
     done
-    sleep 1
+    check "6 readers are reading (O_DIRECT, each read a request to the daemon)" reads_flowing "${logs[@]}"
     # erofs umount under load: either it unmounts, or it says (in one line) that the mount is busy
     # and leaves it working
-    if error_contract nonzero 'busy' "$EROFS" umount "$mnt"; then
+    t0=$EPOCHREALTIME
+    error_contract nonzero 'busy' "$EROFS" umount "$mnt"
+    rc=$?
+    t1=$EPOCHREALTIME
+    n=$(in_flight "$t0" "$t1" "${logs[@]}")
+    if [[ $n -ge 1 ]]; then pass "reads were in flight during erofs umount ($n of 6 readers)"
+    else fail "no read was in flight during erofs umount (the load had stopped)"; fi
+    if [[ $rc == 0 ]]; then
         if mountpoint -q "$mnt" && cmp -s "$W/comp/text/text-3145745" "$mnt/text/text-3145745"; then
             pass "erofs umount under load: one line ($ERROR_STDERR), the mount still works"
         else
@@ -430,9 +467,13 @@ unmount_under_load() {
         fail "erofs umount under load ($ERROR_WHY)"
         show_error_contract "$EROFS" umount "$mnt"
     fi
-    sleep 0.5
     if mountpoint -q "$mnt"; then
+        t0=$EPOCHREALTIME
         check "fusermount3 -u -z under load" fusermount3 -u -z "$mnt"
+        t1=$EPOCHREALTIME
+        n=$(in_flight "$t0" "$t1" "${logs[@]}")
+        if [[ $n -ge 1 ]]; then pass "reads were in flight during fusermount3 -u -z ($n of 6 readers)"
+        else fail "no read was in flight during fusermount3 -u -z (the load had stopped)"; fi
     fi
     if wait_gone 5 "$mpid"; then
         rc=0
@@ -454,6 +495,7 @@ unmount_under_load() {
     done
     if [[ $hung == 0 ]]; then pass "all ${#rpids[@]} readers ended after the unmount (none hung)"
     else fail "$hung of ${#rpids[@]} readers hung (killed by timeout)"; fi
+    echo "note: $(cat "${logs[@]}" | wc -l) reads logged by the readers"
     # A reply to a request the kernel dropped while the mount went away fails with ENOENT, which
     # libfuse reports on its splice path only (its writev path treats ENOENT as an interrupted
     # request and says nothing): noted, not counted. Anything else on stderr fails.

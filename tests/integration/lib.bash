@@ -6,12 +6,21 @@
 # Each script is one CTest test, run as `bash SCRIPT` in the build directory with
 #   EROFS             path of our erofs binary
 #   EROFS_SOURCE_DIR  repository root            (default: two levels above this file)
-#   EROFS_SHARED_DIR  shared dir with compat images
+#   EROFS_COMPAT_DIR  reference images of erofs-utils 1.9.3 (default: tests/data/compat)
 #   EROFS_TEST_TOOLS  tests/tools                (default: ../tools next to this file)
 # Exit status 77 means "skipped" (SKIP_RETURN_CODE in tests/CMakeLists.txt).
 #
+# Sourcing it sets pipefail: a pipeline fails when any command in it fails, so a check that pipes
+# the command under test into a filter fails with it. (A `bash -c` inside a check starts without
+# it: such a command sets it itself where the command under test is piped.)
+#
 # Functions:
-#   skip REASON               print "SKIPPED: <script>: REASON" (stdout and stderr), exit 77
+#   skip REASON               the whole script is left out: print "SKIPPED: <script>: REASON"
+#                             (stdout and stderr), exit 77
+#   skip_section REASON       a part of the script is left out (no root, FUSE, a tool): print
+#                             "SKIPPED: <script>: REASON", count it for finish, and append the
+#                             line to $EROFS_SKIP_LOG when that is set (scripts/test counts those
+#                             lines as skipped tests)
 #   have_root, have_loop, have_fuse, have_cmd CMD..., have_erofs_kernel
 #                             probes: return 0/1, print nothing (for optional parts of a test)
 #   require_root, require_loop, require_fuse, require_cmd CMD..., require_erofs_kernel,
@@ -49,10 +58,9 @@
 #                             the same check, quiet: sets ERROR_WHY (empty if it holds),
 #                             ERROR_RC, ERROR_STDERR, ERROR_STDOUT; show_error_contract COMMAND...
 #                             prints them (for loops that count one pass for many commands)
-#   known_gap MSG             print "KNOWN GAP: MSG" and count it (neither a pass nor a failure)
 #   pass MSG / fail MSG       count a pass / a failure by hand ("ok: MSG" / "FAIL: MSG")
-#   finish                    print "N passed, M failed" (and ", K known gaps" if any); exit 1
-#                             if any failed, else 0
+#   no_output COMMAND...      succeeds if COMMAND succeeds and prints nothing on stdout
+#   finish                    print "N passed, M failed, K skipped"; exit 1 if any failed, else 0
 #   mktree DEST [PROFILE [ARGS...]]       tests/tools/mktree.py DEST --profile PROFILE ARGS...
 #   treecmp A B [OPTIONS...]              tests/tools/treecmp.py A B OPTIONS...
 #   mount_cmp NAME IMAGE SRC [TREECMP_OPTIONS...]
@@ -71,18 +79,20 @@ if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
     exit 0
 fi
 
+set -o pipefail
+
 _LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${EROFS_SOURCE_DIR:=$(cd "$_LIB_DIR/../.." && pwd)}"
 : "${EROFS_TEST_TOOLS:=$EROFS_SOURCE_DIR/tests/tools}"
-: "${EROFS_SHARED_DIR:=$EROFS_SOURCE_DIR/../shared}"
-export EROFS_SOURCE_DIR EROFS_TEST_TOOLS EROFS_SHARED_DIR
+: "${EROFS_COMPAT_DIR:=$EROFS_SOURCE_DIR/tests/data/compat}"
+export EROFS_SOURCE_DIR EROFS_TEST_TOOLS EROFS_COMPAT_DIR
 : "${PYTHON:=python3}"
 
 SCRIPT_NAME=$(basename "${BASH_SOURCE[-1]}" .sh)
 WORKDIR=
 _LIB_PASSED=0
 _LIB_FAILED=0
-_LIB_GAPS=0
+_LIB_SKIPPED=0
 _LIB_MOUNTS=()
 _LIB_CLEANED=0
 
@@ -92,6 +102,14 @@ skip() {
     echo "SKIPPED: $SCRIPT_NAME: $*"
     echo "SKIPPED: $SCRIPT_NAME: $*" >&2
     exit 77
+}
+
+skip_section() {
+    _LIB_SKIPPED=$((_LIB_SKIPPED + 1))
+    echo "SKIPPED: $SCRIPT_NAME: $*"
+    if [[ -n "${EROFS_SKIP_LOG:-}" ]]; then
+        echo "SKIPPED: $SCRIPT_NAME: $*" >>"$EROFS_SKIP_LOG"
+    fi
 }
 
 # --- probes -----------------------------------------------------------------------------------
@@ -367,9 +385,10 @@ check_output() {
     _lib_step "$name" "$want" "$regex" "$@"
 }
 
-known_gap() {
-    _LIB_GAPS=$((_LIB_GAPS + 1))
-    echo "KNOWN GAP: $*"
+no_output() {
+    local out
+    out=$("$@") || return 1
+    [[ -z "$out" ]] || { printf 'unexpected output:\n%s\n' "$out" | head -n 20; return 1; }
 }
 
 crash_text() {
@@ -430,11 +449,7 @@ check_error() {
 }
 
 finish() {
-    if [[ $_LIB_GAPS != 0 ]]; then
-        echo "$SCRIPT_NAME: $_LIB_PASSED passed, $_LIB_FAILED failed, $_LIB_GAPS known gaps"
-    else
-        echo "$SCRIPT_NAME: $_LIB_PASSED passed, $_LIB_FAILED failed"
-    fi
+    echo "$SCRIPT_NAME: $_LIB_PASSED passed, $_LIB_FAILED failed, $_LIB_SKIPPED skipped"
     [[ $_LIB_FAILED == 0 ]] && exit 0
     exit 1
 }

@@ -137,7 +137,7 @@ else
 fi
 have_fuse && FUSE=1 || FUSE=0
 WALK_ERRORS='Input/output error|No such file or directory|Not a directory|Too many levels of symbolic links|File system loop detected'
-[[ $FUSE == 1 ]] || echo "note: /dev/fuse is not usable: the FUSE part is left out"
+[[ $FUSE == 1 ]] || skip_section "the FUSE part (3.): /dev/fuse or fusermount3 is not usable"
 
 # --- 1.-3. every image -----------------------------------------------------------------------------
 section "fsck, extract and FUSE, image by image"
@@ -238,7 +238,7 @@ for i in "${!NAMES[@]}"; do
     [[ -z "$why" && $expect == valid && -s "$walklog" ]] && why="errors walking a valid image: $(head -n 2 "$walklog" | tr '\n' ' ')"
     [[ -z "$why" ]] && crash_text "$walklog" && why="crash text from the walk"
     # the errors a damaged image may cause: EIO, ENOENT, ENOTDIR, ELOOP (also find's loop report)
-    [[ -z "$why" ]] && grep -Ev "$WALK_ERRORS" "$walklog" | grep -q . &&
+    [[ -z "$why" ]] && grep -Evq "$WALK_ERRORS|^\$" "$walklog" &&
         why="unexpected errors from the walk: $(grep -Ev "$WALK_ERRORS" "$walklog" | head -n 2 | tr '\n' ' ')"
     if [[ -z "$why" ]] && ! "$EROFS" umount "$mnt" >>"$log" 2>&1; then
         why="erofs umount failed"
@@ -260,7 +260,7 @@ for i in "${!NAMES[@]}"; do
     # libfuse's own complaints ("fuse: ...") are noted, not counted: a page-cache store for an inode
     # the kernel has just forgotten fails harmlessly with ENOENT
     grep -q '^fuse: ' "$log" && echo "note: mount $name: libfuse logged: $(grep '^fuse: ' "$log" | sort -u | head -n 2 | tr '\n' ' ')"
-    [[ -z "$why" ]] && grep -Ev '^(erofs mount|fuse): ' "$log" | grep -q . &&
+    [[ -z "$why" ]] && grep -Evq '^(erofs mount|fuse): |^$' "$log" &&
         why="the daemon logged lines other than 'erofs mount: ...': $(grep -Ev '^(erofs mount|fuse): ' "$log" | head -n 2 | tr '\n' ' ')"
     if [[ -z "$why" ]]; then
         errs=$(awk 'END { print NR }' "$walklog")

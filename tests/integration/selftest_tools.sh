@@ -9,8 +9,10 @@
 #     nanosecond of an mtime, an xattr value, a broken hard link, an extra file, a device
 #     number) is reported (exit 1) with the expected line, and the matching treecmp option
 #     hides it again.
-#  3. lib.bash: skip exits 77, a child script's workdir is cleaned up on normal exit and on
-#     SIGTERM (including a loop mount it left behind, when loop devices are usable).
+#  3. lib.bash: skip exits 77; skip_section prints a SKIPPED line, counts it as skipped (not
+#     passed) and writes it to $EROFS_SKIP_LOG; pipefail is on; a child script's workdir is
+#     cleaned up on normal exit and on SIGTERM (including a loop mount it left behind, when loop
+#     devices are usable).
 #  4. With root + loop + kernel erofs + Debian's mkfs.erofs: images of the tree are
 #     loop-mounted through mount_image and compared with the source, which validates the
 #     kernel-mount comparison harness itself.
@@ -164,6 +166,8 @@ if have_root; then
     chown -h 100001:200000 "$M/owners/symlink-big"
     check_output "symlink owner is reported" 1 '^owners/symlink-big: uid: A=100000 B=100001$' treecmp "$B" "$M"
     check_output "--no-owner ignores owners" 1 ' 1 differences$' treecmp "$B" "$M" --no-owner
+else
+    skip_section "treecmp on device numbers and owners: not root (mknod, chown)"
 fi
 rm -rf "$W"/mut-*
 check_rc "treecmp: missing root is a usage error" 2 treecmp "$B" "$W/does-not-exist"
@@ -174,6 +178,20 @@ source "$EROFS_SOURCE_DIR/tests/integration/lib.bash"
 skip "testing skip"
 EOF
 check_output "skip prints SKIPPED and exits 77" 77 '^SKIPPED: skipper: testing skip$' bash "$W/skipper.sh"
+cat >"$W/sectioner.sh" <<EOF
+source "$EROFS_SOURCE_DIR/tests/integration/lib.bash"
+pass "a part that ran"
+skip_section "a part left out"
+finish
+EOF
+check_output "skip_section prints SKIPPED" 0 '^SKIPPED: sectioner: a part left out$' \
+    env EROFS_SKIP_LOG="$W/skips.log" bash "$W/sectioner.sh"
+check_output "skip_section is counted as skipped, not passed" 0 '^sectioner: 1 passed, 0 failed, 1 skipped$' \
+    bash "$W/sectioner.sh"
+check_output "skip_section writes its line to \$EROFS_SKIP_LOG" 0 '^SKIPPED: sectioner: a part left out$' \
+    cat "$W/skips.log"
+printf 'source "%s/tests/integration/lib.bash"\nfalse | true\n' "$EROFS_SOURCE_DIR" >"$W/pipe.sh"
+check_rc "lib.bash sets pipefail: a pipeline whose first command fails fails" 1 bash "$W/pipe.sh"
 
 # child.sh MODE: makes a workdir below $W (its current directory), maybe mounts an image there,
 # then exits normally (MODE=exit) or is killed (MODE=term); its cleanup must leave nothing.
@@ -226,13 +244,6 @@ check "child's workdir was removed" child_left_nothing
 check_rc "child killed by SIGTERM exits 143" 143 bash -c "cd '$W/child-cwd' && bash '$W/child.sh' term"
 check "killed child's workdir was removed" child_left_nothing
 
-# no_output COMMAND...: succeeds if COMMAND succeeds and prints nothing
-no_output() {
-    local out
-    out=$("$@") || return 1
-    [[ -z "$out" ]] || { printf 'unexpected output:\n%s\n' "$out"; return 1; }
-}
-
 # --- 4. kernel mounts of mkfs.erofs images --------------------------------------------------
 why_not=
 have_root || why_not="not root"
@@ -240,7 +251,7 @@ have_root || why_not="not root"
 [[ -z "$why_not" ]] && ! have_erofs_kernel && why_not="kernel has no erofs"
 [[ -z "$why_not" ]] && ! have_loop && why_not="no usable loop device"
 if [[ -n "$why_not" ]]; then
-    echo "note: image part not run: $why_not"
+    skip_section "kernel mounts of mkfs.erofs images (4.): $why_not"
     finish
 fi
 
@@ -278,6 +289,8 @@ rm -rf "$W/probe255" "$W/probe255.img"
 check "mkfs.erofs (plain)" mkfs.erofs --quiet "$W/plain.img" "$S"
 if have_cmd fsck.erofs; then
     check "fsck.erofs (plain)" fsck.erofs "$W/plain.img"
+else
+    skip_section "fsck.erofs of the plain image: no fsck.erofs"
 fi
 if check "mount_image (plain)" mount_image "$W/plain.img" "$W/mnt-plain"; then
     check_output "treecmp source vs kernel mount (plain)" 0 '^treecmp: [0-9]{5,} entries compared, 0 differences$' \
@@ -300,7 +313,7 @@ if check "mount_image (lz4hc, -T0, --all-root)" mount_image "$W/lossy.img" "$W/m
     check "all owners are root on the -T0 --all-root mount" \
         no_output find "$W/mnt-lossy" \( ! -uid 0 -o ! -gid 0 \) -print -quit
     check "all mtimes are 0 on the -T0 --all-root mount" \
-        no_output bash -c "find '$W/mnt-lossy' -printf '%T@\n' | grep -v '^0\.0*\$' | head -n 3"
+        no_output bash -c "find '$W/mnt-lossy' -printf '%T@\n' | grep -v '^0\.0*\$'; [[ \${PIPESTATUS[0]} == 0 ]]"
 fi
 
 # (c) lib.bash cleanup of a child's loop mounts (one of them busy) on exit and on SIGTERM.

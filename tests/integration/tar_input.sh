@@ -83,7 +83,7 @@ if have_cmd bsdtar; then
     check "bsdtar --format=pax wrote an archive" test -s "$W/ar/bsd.tar"
     formats+=(bsd)
 else
-    known_gap "bsdtar (libarchive-tools) is not installed: bsdtar archives not tested"
+    skip_section "bsdtar archives: bsdtar (libarchive-tools) is not installed"
 fi
 
 # --- 1. every format, plain and compressed --------------------------------------------------------

@@ -100,7 +100,7 @@ TEST(Superblock, FortyEightBitRootAndBlocks) {
 }
 
 TEST(Superblock, ChecksumOfReferenceImage) {
-  std::ifstream in(std::string(EROFS_SHARED_DIR) + "/compat/images/plain.img", std::ios::binary);
+  std::ifstream in(std::string(EROFS_COMPAT_DIR) + "/images/plain.img", std::ios::binary);
   if (!in) GTEST_SKIP() << "SKIPPED: reference images not found";
   std::vector<uint8_t> img((std::istreambuf_iterator<char>(in)), {});
   ASSERT_GT(img.size(), 4096u);

@@ -1,4 +1,5 @@
-// The pcluster cache: concurrent requests for one pcluster share a single decode.
+// The pcluster cache: concurrent requests for one pcluster share a single decode (counted, not
+// timed), its errors reach every waiter, and it keeps within its budget.
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
@@ -11,8 +12,22 @@
 
 using namespace erofs::reader;
 
+namespace {
+
+// Called by the thread that loads: returns once `n` other threads wait for its load (or after 30
+// s, when the test then fails on its counts).
+void wait_for_sharers(PclusterCache& cache, uint64_t n) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (cache.shared_loads() < n && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+}
+
+}  // namespace
+
+// The cache keeps nothing (its budget is below the pcluster's size), so a thread that came after
+// the load would decode again: one decode for all eight threads means they shared it. The load
+// ends only once the seven others wait for it, so the sharing does not depend on timing.
 TEST(PclusterCache, ConcurrentRequestsShareOneLoad) {
-  PclusterCache cache(1 << 20);
+  PclusterCache cache(4096);
   std::atomic<int> loads{0};
   const PclusterKey key{0, 4096, 4096, 8192, 0, false};
   std::vector<std::thread> threads;
@@ -21,15 +36,16 @@ TEST(PclusterCache, ConcurrentRequestsShareOneLoad) {
     threads.emplace_back([&] {
       auto bytes = cache.get_or_load(key, [&] {
         ++loads;
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        wait_for_sharers(cache, 7);
         return std::make_shared<const erofs::compress::UninitBytes>(8192, uint8_t(7));
       });
       if (bytes && bytes->size() == 8192 && (*bytes)[100] == 7) ++ok;
     });
   for (auto& t : threads) t.join();
   EXPECT_EQ(loads.load(), 1);
+  EXPECT_EQ(cache.shared_loads(), 7u);
   EXPECT_EQ(ok.load(), 8);
-  EXPECT_TRUE(cache.has(key));
+  EXPECT_FALSE(cache.has(key));
 }
 
 TEST(PclusterCache, LoadErrorsReachEveryWaiterAndAreNotCached) {
@@ -42,7 +58,7 @@ TEST(PclusterCache, LoadErrorsReachEveryWaiterAndAreNotCached) {
       try {
         cache.get_or_load(key, [&]() -> PclusterCache::Bytes {
           ++loads;
-          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          wait_for_sharers(cache, 3);
           throw std::runtime_error("corrupt pcluster");
         });
       } catch (const std::runtime_error&) {
@@ -51,7 +67,8 @@ TEST(PclusterCache, LoadErrorsReachEveryWaiterAndAreNotCached) {
     });
   for (auto& t : threads) t.join();
   EXPECT_EQ(errors.load(), 4);
-  EXPECT_GE(loads.load(), 1);
+  EXPECT_EQ(loads.load(), 1);
+  EXPECT_EQ(cache.shared_loads(), 3u);
   EXPECT_FALSE(cache.has(key));
   auto ok = cache.get_or_load(key, [] { return std::make_shared<const erofs::compress::UninitBytes>(4096); });
   EXPECT_EQ(ok->size(), 4096u);

@@ -1,4 +1,4 @@
-// The reader against the reference images of shared/compat: every image must give back exactly
+// The reader against the reference images of tests/data/compat: every image must give back exactly
 // the source tree (types, modes, owners, sizes, link targets, contents, mtimes, xattrs, hard links).
 #include <sys/stat.h>
 
@@ -16,7 +16,7 @@ constexpr int64_t kTreeMtime = 1700000000;
 
 class CompatImage : public ::testing::TestWithParam<std::string> {
  protected:
-  std::unique_ptr<reader::Image> open() const { return reader::Image::open(shared_path("compat/images/" + GetParam())); }
+  std::unique_ptr<reader::Image> open() const { return reader::Image::open(compat_path("images/" + GetParam())); }
 };
 
 char type_letter(uint32_t mode) { return S_ISDIR(mode) ? 'd' : S_ISLNK(mode) ? 'l' : S_ISREG(mode) ? 'f' : '?'; }

@@ -15,7 +15,7 @@ using reader::Image;
 using reader::IoError;
 
 std::unique_ptr<Image> open_compat(const std::string& name) {
-  return Image::open(shared_path("compat/images/" + name));
+  return Image::open(compat_path("images/" + name));
 }
 
 int resolve_errno(const Image& image, std::string_view path, bool follow = false) {

@@ -51,7 +51,7 @@ TEST_P(Damaged, TruncatedAtEveryBoundary) {
 // Byte ranges of the pristine image that hold metadata: the superblock block, every inode with its
 // xattrs and index or chunk tables (approximated by 256 bytes past the xattrs) and the blocks of flat directories.
 std::vector<std::pair<uint64_t, uint64_t>> metadata_ranges(const std::string& name) {
-  const auto image = Image::open(shared_path("compat/images/" + name));
+  const auto image = Image::open(compat_path("images/" + name));
   std::vector<std::pair<uint64_t, uint64_t>> ranges = {{format::kSuperblockOffset, format::kSuperblockOffset + 256}};
   for (const auto& [path, entry] : walk_image(*image)) {
     const auto& ino = entry.inode;

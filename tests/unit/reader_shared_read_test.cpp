@@ -22,7 +22,7 @@ std::vector<uint8_t> joined(const std::vector<reader::SharedBytes>& pieces) {
 class SharedRead : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(SharedRead, PiecesHoldTheBytesReadReturns) {
-  const std::string path = shared_path("compat/images/" + GetParam());
+  const std::string path = compat_path("images/" + GetParam());
   for (bool check : {true, false}) {
     SCOPED_TRACE(check ? "lz4 offsets checked" : "lz4 offsets not checked");
     const auto image = reader::Image::open(path, {.pcluster_cache_bytes = 1 << 20, .check_lz4_offsets = check});
@@ -52,14 +52,14 @@ INSTANTIATE_TEST_SUITE_P(Images, SharedRead,
                          image_test_name);
 
 TEST(SharedRead, DecodedExtentsAreSharedWithTheCacheNotCopied) {
-  const auto image = reader::Image::open(shared_path("compat/images/lz4hc-64k.img"));
+  const auto image = reader::Image::open(compat_path("images/lz4hc-64k.img"));
   const auto files = walk_image(*image);
   const auto biggest = std::max_element(files.begin(), files.end(), [](const auto& a, const auto& b) {
     return a.second.inode.size < b.second.inode.size;
   });
   ASSERT_GT(biggest->second.inode.size, 65536u);
   // The walk filled the cache: look again through a fresh Image.
-  const auto fresh = reader::Image::open(shared_path("compat/images/lz4hc-64k.img"));
+  const auto fresh = reader::Image::open(compat_path("images/lz4hc-64k.img"));
   const reader::Inode file = fresh->inode(biggest->second.inode.nid);
   // A read from inside an extent nobody decoded decodes only its head, into a buffer of its own.
   const auto random = fresh->read_shared(file, 50, 100);

@@ -44,7 +44,7 @@ std::string open_error(const std::string& bytes, reader::OpenOptions options = {
 }
 
 TEST(Superblock, OpensTheReferenceImage) {
-  const auto image = Image::open(shared_path("compat/images/plain.img"));
+  const auto image = Image::open(compat_path("images/plain.img"));
   EXPECT_EQ(image->block_size(), 4096u);
   EXPECT_EQ(image->image_size(), 1028096u);
   EXPECT_EQ(image->superblock().epoch, 1700000000);
@@ -77,7 +77,7 @@ TEST(Superblock, RejectsBadGeometry) {
 }
 
 TEST(Superblock, RejectsABadRoot) {
-  const auto image = Image::open(shared_path("compat/images/plain.img"));
+  const auto image = Image::open(compat_path("images/plain.img"));
   const auto file = image->resolve("docs/text_100.txt");
   open_error<CorruptError>(edited([&](auto& sb) { sb.root_nid_2b = uint16_t(file.nid); }));
   open_error<CorruptError>(edited([&](auto& sb) { sb.root_nid_2b = 0xFFFF; }));  // past the end of a 1 MiB image

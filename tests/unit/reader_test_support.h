@@ -1,4 +1,4 @@
-// Test support for the reader: the reference tree of shared/compat (listing, digests, xattrs
+// Test support for the reader: the reference tree of tests/data/compat (listing, digests, xattrs
 // from tree.tar), a full walk of an image that reads every inode, directory, link and byte, and
 // scratch copies of images for tests that damage them.
 #pragma once
@@ -24,7 +24,8 @@
 
 namespace erofs::test {
 
-inline std::string shared_path(const std::string& rel) { return std::string(EROFS_SHARED_DIR) + "/" + rel; }
+// A file of tests/data/compat, the reference images and their source tree.
+inline std::string compat_path(const std::string& rel) { return std::string(EROFS_COMPAT_DIR) + "/" + rel; }
 
 struct ExpectedEntry {
   char type = 0;  // d, f, l
@@ -93,7 +94,7 @@ inline std::map<std::string, std::map<std::string, std::string>> tar_xattrs(cons
 
 inline std::map<std::string, ExpectedEntry> load_expected_tree() {
   std::map<std::string, ExpectedEntry> tree;
-  std::istringstream listing(read_whole_file(shared_path("compat/tree-listing.txt")));
+  std::istringstream listing(read_whole_file(compat_path("tree-listing.txt")));
   for (std::string line; std::getline(listing, line);) {
     std::istringstream f(line);
     ExpectedEntry e;
@@ -103,14 +104,14 @@ inline std::map<std::string, ExpectedEntry> load_expected_tree() {
     e.perm = uint32_t(std::stoul(perm, nullptr, 8));
     tree[normalize_listing_path(path)] = e;
   }
-  std::istringstream sums(read_whole_file(shared_path("compat/tree-sha256.txt")));
+  std::istringstream sums(read_whole_file(compat_path("tree-sha256.txt")));
   for (std::string line; std::getline(sums, line);) {
     std::istringstream f(line);
     std::string digest, path;
     f >> digest >> path;
     tree.at(normalize_listing_path(path)).sha256 = digest;
   }
-  for (auto& [path, attrs] : tar_xattrs(read_whole_file(shared_path("compat/tree.tar")))) tree.at(path).xattrs = attrs;
+  for (auto& [path, attrs] : tar_xattrs(read_whole_file(compat_path("tree.tar")))) tree.at(path).xattrs = attrs;
   return tree;
 }
 
@@ -181,10 +182,10 @@ inline std::string write_scratch_image(const std::string& name, const std::strin
   return path;
 }
 
-// The image names listed in shared/compat/images.txt.
+// The image names listed in tests/data/compat/images.txt.
 inline std::vector<std::string> compat_images() {
   std::vector<std::string> names;
-  std::istringstream in(read_whole_file(shared_path("compat/images.txt")));
+  std::istringstream in(read_whole_file(compat_path("images.txt")));
   for (std::string line; std::getline(in, line);)
     if (auto colon = line.find(':'); colon != std::string::npos) names.push_back(line.substr(0, colon));
   return names;
@@ -199,7 +200,7 @@ inline std::string image_test_name(const ::testing::TestParamInfo<std::string>& 
 }
 
 inline std::string compat_image_bytes(const std::string& name) {
-  return read_whole_file(shared_path("compat/images/" + name));
+  return read_whole_file(compat_path("images/" + name));
 }
 
 }  // namespace erofs::test

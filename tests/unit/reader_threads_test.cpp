@@ -16,7 +16,7 @@ TEST_P(Threads, ConcurrentWalksSeeTheSameTree) {
   const auto expected = load_expected_tree();
   for (uint64_t cache : {uint64_t(0), uint64_t(256 << 10), uint64_t(64 << 20)}) {
     SCOPED_TRACE("cache " + std::to_string(cache));
-    const auto image = reader::Image::open(shared_path("compat/images/" + GetParam()), {.pcluster_cache_bytes = cache});
+    const auto image = reader::Image::open(compat_path("images/" + GetParam()), {.pcluster_cache_bytes = cache});
     std::vector<std::map<std::string, WalkedEntry>> results(8);
     std::vector<std::thread> threads;
     for (auto& result : results) threads.emplace_back([&] { result = walk_image(*image); });
