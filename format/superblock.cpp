@@ -26,6 +26,12 @@ std::string Superblock::label() const {
   return std::string(volume_name.begin(), end);
 }
 
+std::string Superblock::uuid_text() const {
+  std::string s;
+  for (int i = 0; i < 16; ++i) s += fmt::format("{}{:02x}", (i == 4 || i == 6 || i == 8 || i == 10) ? "-" : "", uuid[i]);
+  return s;
+}
+
 void Superblock::encode(std::span<uint8_t> out) const {
   uint8_t* p = out.data();
   std::memset(p, 0, size());

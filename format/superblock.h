@@ -46,6 +46,7 @@ struct Superblock {
   uint64_t root_nid() const;
   uint64_t blocks() const;
   std::string label() const;
+  std::string uuid_text() const;  // xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx
 
   // `out` must hold size() bytes; the checksum field is written as stored in `checksum`.
   void encode(std::span<uint8_t> out) const;

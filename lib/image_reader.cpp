@@ -46,15 +46,6 @@ FileInfo file_info(const reader::Inode& i) {
   return f;
 }
 
-std::string uuid_text(const std::array<uint8_t, 16>& u) {
-  std::string s;
-  for (int i = 0; i < 16; ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
-    s += fmt::format("{:02x}", u[i]);
-  }
-  return s;
-}
-
 }  // namespace
 
 Image::Image(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -81,7 +72,7 @@ ImageInfo Image::info() const {
   info.image_bytes = impl_->image->image_size();
   info.inodes = sb.inos;
   info.root_ino = impl_->image->root_nid();
-  info.uuid = uuid_text(sb.uuid);
+  info.uuid = sb.uuid_text();
   info.label = sb.label();
   return info;
 }
