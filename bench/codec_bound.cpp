@@ -82,6 +82,7 @@ int main(int argc, char** argv) {
       uint64_t produced = 0;
       for (size_t i; (i = next++) < segments.size();) {
         std::span<const uint8_t> in(data.data() + segments[i].begin, segments[i].size);
+        enc->start_input();  // as the writer does per segment
         while (!in.empty()) {
           if (in.size() <= block) {  // mkfs stores it as it is without trying: it cannot save a block
             produced += block;

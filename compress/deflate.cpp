@@ -38,6 +38,7 @@ class DeflateEncoder final : public Encoder, SteppedFiller {
 
   Algorithm algorithm() const override { return Algorithm::Deflate; }
   uint8_t deflate_window_bits() const override { return kWindowBits; }
+  void start_input() override { forget_history(); }
 
   FillResult fill(std::span<const uint8_t> in, std::span<uint8_t> out) override {
     in = in.first(std::min(in.size(), kMaxDecodedBytes));

@@ -55,6 +55,8 @@ class SteppedFiller {
 
   // Runs the steps for one fill. budget: the most units the stream may use before it is ended.
   Outcome run(std::span<const uint8_t> in, uint64_t budget, const Params& params);
+  // A new input begins: its first fill guesses no ratio from the previous one.
+  void forget_history() { history_ = 0; }
 
  private:
   struct Done {
@@ -63,7 +65,7 @@ class SteppedFiller {
   };
 
   std::vector<Done> steps_;
-  double history_ = 0;  // input bytes per output unit of the previous fill
+  double history_ = 0;  // input bytes per output unit of the previous fill of this input
 };
 
 }  // namespace erofs::compress::detail

@@ -64,6 +64,7 @@ class ZstdEncoder final : public Encoder, SteppedFiller {
 
   Algorithm algorithm() const override { return Algorithm::Zstd; }
   uint8_t zstd_window_log() const override { return uint8_t(window_log_ - kMinWindowLog); }
+  void start_input() override { forget_history(); }
 
   FillResult fill(std::span<const uint8_t> in, std::span<uint8_t> out) override {
     in = in.first(std::min(in.size(), kMaxDecodedBytes));

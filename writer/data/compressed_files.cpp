@@ -215,6 +215,7 @@ bool CompressedFiles::add_partial_ref(Plan& p, const SegmentResult& r, size_t i,
     auto& enc = remainder_encoders_[alg];
     if (!enc) enc = compress::make_encoder(copt_.algorithms.at(alg), largest_pcluster_);
     std::vector<uint8_t> out(size_t(e.nblocks - 1) * bs_);
+    enc->start_input();
     compress::FillResult f = out.empty() ? compress::FillResult{} : enc->fill(in, out);
     tail.nblocks = uint32_t((f.produced + bs_ - 1) / bs_);
     if (f.consumed == rest && uint64_t(tail.nblocks) * bs_ < rest) {

@@ -26,6 +26,7 @@ std::vector<ZDigest> block_prefix_digests(std::span<const uint8_t> data, uint32_
 ZSegment compress_segment(compress::Encoder& enc, std::span<const uint8_t> data, uint64_t lstart,
                           const ZSegmentOptions& o) {
   ZSegment seg;
+  enc.start_input();
   const uint32_t bs = o.block_size;
   std::vector<uint8_t> out(o.pcluster_bytes);
   uint64_t pos = 0, blk = 0;
