@@ -81,18 +81,19 @@ void CompressedFiles::write_files(const std::vector<Plan*>& files, BuildStats& s
     if (copt_.all_fragments) whole_file_fragment(*p, stats);
     else jobs.push_back(job_for(p));
   }
-  compress_all(jobs, copt_.ztailpacking || copt_.fragments, true, stats);
+  compress_all(jobs, copt_.fragments ? TailMode::Fragment : copt_.ztailpacking ? TailMode::Inline : TailMode::None, true,
+               stats);
 }
 
 bool CompressedFiles::write_packed(Plan& packed, BuildStats& stats) {
   if (!packed_ || packed_->size() == 0) return false;
   packed.data_size = packed.src->size = packed_->size();
   packed.src->content = FileContent::in_shared_file(packed_->fd(), 0, "the fragments beside the image");
-  compress_all({{&packed, &packed.src->content, packed_->size()}}, false, false, stats);
+  compress_all({{&packed, &packed.src->content, packed_->size()}}, TailMode::None, false, stats);
   return true;
 }
 
-void CompressedFiles::compress_all(const std::vector<Job>& jobs, bool tails, bool from_source, BuildStats& stats) {
+void CompressedFiles::compress_all(const std::vector<Job>& jobs, TailMode tails, bool from_source, BuildStats& stats) {
   if (jobs.empty()) return;
   PipelineOptions po;
   po.specs = copt_.algorithms;
@@ -100,7 +101,7 @@ void CompressedFiles::compress_all(const std::vector<Job>& jobs, bool tails, boo
   po.segment.pcluster_bytes = pcluster_;
   // Extents stay within the lookback distance the 11-bit index deltas can express.
   po.segment.max_extent = std::min<uint64_t>(4 << 20, 2000ull * bs_);
-  po.segment.tail_candidates = tails;
+  po.segment.tail = tails;
   po.segment.digests = copt_.dedupe;
   po.segment_bytes = std::max<uint64_t>(copt_.segment_bytes, pcluster_);
   po.workers = copt_.workers ? copt_.workers : std::max(1u, std::thread::hardware_concurrency());
@@ -273,9 +274,12 @@ void CompressedFiles::place_tail(Plan& p, const ZTailPiece& t, PlannedExtent e) 
   write_block_tail(p, t, e);
 }
 
+// A tail that did not go inline takes a block: as it is when it fits one (no decoding to read
+// it), else its compressed stream.
 void CompressedFiles::write_block_tail(Plan& p, const ZTailPiece& t, PlannedExtent e) {
   std::vector<uint8_t> block(bs_, 0);
-  if (t.plain) std::memcpy(block.data(), t.stream.data(), t.stream.size());
+  e.plain = t.length <= bs_;
+  if (e.plain) std::memcpy(block.data(), t.raw.data(), t.raw.size());
   else std::memcpy(block.data() + bs_ - t.stream.size(), t.stream.data(), t.stream.size());
   e.pblk = out_.offset() / bs_;
   e.nblocks = 1;

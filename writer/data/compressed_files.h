@@ -46,7 +46,7 @@ class CompressedFiles {
     uint32_t pcluster = 0;
   };
   Job job_for(Plan* p);
-  void compress_all(const std::vector<Job>& jobs, bool tails, bool from_source, BuildStats& stats);
+  void compress_all(const std::vector<Job>& jobs, TailMode tails, bool from_source, BuildStats& stats);
   void add_segment(Plan& p, SegmentResult&& r);
   void add_deduped(Plan& p, const SegmentResult& r, size_t i);
   bool add_partial_ref(Plan& p, const SegmentResult& r, size_t i, unsigned algorithm);

@@ -28,52 +28,98 @@ ZSegment compress_segment(compress::Encoder& enc, std::span<const uint8_t> data,
   ZSegment seg;
   enc.start_input();
   const uint32_t bs = o.block_size;
-  std::vector<uint8_t> out(o.pcluster_bytes);
+  const TailMode tail = o.last_segment ? o.tail : TailMode::None;
+  std::vector<uint8_t> out(o.pcluster_bytes), head_out, tail_out;
   uint64_t pos = 0, blk = 0;
-  while (pos < data.size()) {
-    uint64_t remaining = data.size() - pos;
-    auto window = data.subspan(pos, size_t(std::min<uint64_t>(remaining, o.max_extent)));
-    // A block of input or less cannot compress into fewer blocks, so it is stored as it is
-    // without trying (also as a tail: a compressed tail is kept only when it saves a block).
-    compress::FillResult r = remaining > bs ? enc.fill(window, out) : compress::FillResult{};
-    uint32_t nblocks = uint32_t((r.produced + bs - 1) / bs);
-    bool saves = r.consumed > 0 && uint64_t(nblocks) * bs < r.consumed;
-    uint64_t length = saves ? r.consumed : std::min<uint64_t>(bs, remaining);
-    bool last_piece = o.last_segment && length == remaining;
+
+  // The piece from `pos` on becomes the tail: `stream` is its compressed form (empty: as it is).
+  auto keep_tail = [&](std::span<const uint8_t> raw, std::span<const uint8_t> stream) {
+    seg.has_tail = true;
+    seg.tail.lstart = lstart + pos;
+    seg.tail.length = raw.size();
+    seg.tail.plain = stream.empty();
+    seg.tail.raw.assign(raw.begin(), raw.end());
+    seg.tail.stream = stream.empty() ? seg.tail.raw : std::vector<uint8_t>(stream.begin(), stream.end());
+    seg.extents.push_back({lstart + pos, raw.size(), 0, 1, stream.empty(), false, false});
+  };
+  // A pcluster: the compressed stream right-aligned after zero padding (0PADDING), or one block
+  // stored as it is.
+  auto add_pcluster = [&](std::span<const uint8_t> raw, std::span<const uint8_t> stream) {
+    const bool plain = stream.empty();
+    const uint32_t nblocks = plain ? 1 : uint32_t((stream.size() + bs - 1) / bs);
     if (o.digests) {
-      XXH128_hash_t h = XXH3_128bits(window.data(), size_t(length));
+      XXH128_hash_t h = XXH3_128bits(raw.data(), raw.size());
       seg.digests.push_back({h.low64, h.high64});
-      seg.prefix_digests.push_back(saves ? block_prefix_digests(window.first(size_t(length)), bs)
-                                         : std::vector<ZDigest>{});
+      seg.prefix_digests.push_back(plain ? std::vector<ZDigest>{} : block_prefix_digests(raw, bs));
     }
-
-    // A small last piece is kept apart: the caller may inline it or move it to the packed inode.
-    if (last_piece && o.tail_candidates && (saves ? nblocks == 1 : length < bs)) {
-      seg.has_tail = true;
-      seg.tail.lstart = lstart + pos;
-      seg.tail.length = length;
-      seg.tail.plain = !saves;
-      seg.tail.raw.assign(window.begin(), window.begin() + length);
-      seg.tail.stream = saves ? std::vector<uint8_t>(out.begin(), out.begin() + r.produced) : seg.tail.raw;
-      seg.extents.push_back({lstart + pos, length, 0, 1, !saves, false, false});
-      break;
-    }
-
-    PlannedExtent e{lstart + pos, length, blk, saves ? nblocks : 1, !saves, false, false};
-    size_t at = seg.blocks.size();
-    const size_t room = size_t(e.nblocks) * bs, used = saves ? r.produced : size_t(length);
+    const size_t at = seg.blocks.size(), room = size_t(nblocks) * bs, used = plain ? raw.size() : stream.size();
     seg.blocks.resize(at + room);
     uint8_t* dst = seg.blocks.data() + at;
-    if (saves) {  // right-aligned after zero padding (0PADDING)
-      std::memset(dst, 0, room - used);
-      std::memcpy(dst + room - used, out.data(), used);
-    } else {
-      std::memcpy(dst, window.data(), used);
+    if (plain) {
+      std::memcpy(dst, raw.data(), used);
       std::memset(dst + used, 0, room - used);
+    } else {
+      std::memset(dst, 0, room - used);
+      std::memcpy(dst + room - used, stream.data(), used);
     }
-    seg.extents.push_back(e);
-    blk += e.nblocks;
-    pos += length;
+    seg.extents.push_back({lstart + pos, raw.size(), blk, nblocks, plain, false, false});
+    blk += nblocks;
+    pos += raw.size();
+  };
+  // Fills `room` from `in`; the stream when it saves at least a block, else empty.
+  auto fill_saving = [&](std::span<const uint8_t> in, std::span<uint8_t> room, compress::FillResult& r) {
+    r = enc.fill(in, room);
+    const uint64_t blocks = (r.produced + bs - 1) / bs;
+    return r.consumed > 0 && blocks * bs < r.consumed;
+  };
+
+  while (pos < data.size()) {
+    const uint64_t remaining = data.size() - pos;
+    const auto window = data.subspan(size_t(pos), size_t(std::min<uint64_t>(remaining, o.max_extent)));
+    if (tail == TailMode::Fragment && remaining <= o.pcluster_bytes) {
+      keep_tail(window, {});
+      break;
+    }
+    // A block of input or less cannot compress into fewer blocks, so it is stored as it is
+    // without trying, unless it may go inline, where every byte counts.
+    const bool inline_rest = tail == TailMode::Inline && window.size() == remaining;
+    compress::FillResult r{};
+    const bool saves = (remaining > bs || inline_rest) && fill_saving(window, out, r);
+    const bool took_rest = r.consumed == remaining;
+    if (tail == TailMode::Fragment && took_rest && r.produced < o.pcluster_bytes) {
+      keep_tail(window, {});
+      break;
+    }
+    if (inline_rest && took_rest && r.produced < bs && r.produced < remaining) {
+      keep_tail(window, std::span(out).first(r.produced));
+      break;
+    }
+    if (inline_rest && remaining < bs) {
+      keep_tail(window, {});
+      break;
+    }
+    // The last pcluster of several blocks, compressed again into one block fewer: when what is
+    // left then goes inline, the file saves a block.
+    const uint64_t nblocks = (r.produced + bs - 1) / bs;
+    if (inline_rest && took_rest && saves && nblocks > 1 && r.produced % bs) {
+      head_out.resize(size_t(nblocks - 1) * bs);
+      tail_out.resize(bs);
+      compress::FillResult h, t;
+      if (fill_saving(window, head_out, h) && h.consumed < remaining) {
+        const auto rest = window.subspan(size_t(h.consumed));
+        t = enc.fill(rest, tail_out);
+        const bool compressed = t.consumed == rest.size() && t.produced < bs && t.produced < rest.size();
+        if (compressed || rest.size() < bs) {
+          add_pcluster(window.first(size_t(h.consumed)), std::span(head_out).first(h.produced));
+          keep_tail(rest, compressed ? std::span<const uint8_t>(tail_out).first(t.produced) : std::span<const uint8_t>{});
+          break;
+        }
+      }
+    }
+    if (saves)
+      add_pcluster(window.first(size_t(r.consumed)), std::span(out).first(r.produced));
+    else
+      add_pcluster(window.first(size_t(std::min<uint64_t>(bs, remaining))), {});
   }
   return seg;
 }

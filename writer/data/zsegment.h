@@ -12,19 +12,33 @@
 
 namespace erofs::writer {
 
+// Where a file's last piece may go instead of pclusters of its own.
+enum class TailMode {
+  None,
+  // ztailpacking: a last piece that compresses below one block goes inline, next to the inode.
+  // Inline bytes are metadata the image pays for too, so even a piece of a block or less is
+  // compressed, and a last pcluster of several blocks is compressed again into one block fewer
+  // when what is left then fits inline.
+  Inline,
+  // fragments: everything after the file's last full pcluster (the whole file when it fills
+  // none) goes to the packed inode as it is, to be compressed there together with the tails of
+  // the files beside it.
+  Fragment,
+};
+
 struct ZSegmentOptions {
   uint32_t block_size = 4096;
   uint32_t pcluster_bytes = 4096;  // the largest pcluster (-C)
   uint64_t max_extent = 4 << 20;   // decoded bytes per extent, kept below the index's lookback range
   bool last_segment = false;       // the segment ends the file: its last piece may become a tail
-  bool tail_candidates = false;    // ztailpacking or fragments: keep a small last piece apart
+  TailMode tail = TailMode::None;  // what the last segment's last piece may become
   bool digests = false;            // dedupe: hash each extent's decoded bytes and block prefixes
 };
 
-// The last piece of a file when it is small enough to be stored inline or as a fragment.
+// The last piece of a file, kept apart to be stored inline or as a fragment.
 struct ZTailPiece {
   uint64_t lstart = 0, length = 0;
-  std::vector<uint8_t> stream;  // compressed stream, or the raw bytes when plain
+  std::vector<uint8_t> stream;  // Inline: the compressed stream, or the raw bytes when plain
   bool plain = false;
   std::vector<uint8_t> raw;     // the raw bytes (fragments store these)
 };
