@@ -21,7 +21,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 
 require_cmd python3 cp find touch
 workdir
-W=$WORKDIR
+scratch "$WORKDIR/s"
+W=$WORKDIR/s
 
 # --- 1. generator ---------------------------------------------------------------------------
 check "mktree awkward" mktree "$W/src" awkward
