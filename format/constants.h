@@ -75,8 +75,8 @@ inline constexpr uint16_t kChunkFormatIndexes = 0x20;
 inline constexpr uint16_t kChunkFormat48Bit = 0x40;
 inline constexpr uint16_t kChunkFormatAll = 0x7F;
 
-// Compression limits enforced by the kernel.
-inline constexpr uint32_t kMaxPclusterBytes = 1u << 20;
+// Compression limits enforced by the kernel (the 1 MiB pcluster limit is compress::kMaxPclusterBytes,
+// which also bounds every codec buffer).
 inline constexpr uint32_t kMaxExtentBytes = 12u << 20;
 
 }  // namespace erofs::format

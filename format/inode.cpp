@@ -75,4 +75,15 @@ void decode_rdev(uint32_t v, uint32_t& major, uint32_t& minor) {
   minor = (v & 0xFF) | ((v >> 12) & 0xFFF00);
 }
 
+const char* layout_name(Layout layout) {
+  switch (layout) {
+    case Layout::FlatPlain: return "flat-plain";
+    case Layout::CompressedFull: return "compressed-full";
+    case Layout::FlatInline: return "flat-inline";
+    case Layout::CompressedCompact: return "compressed-compact";
+    case Layout::ChunkBased: return "chunk-based";
+  }
+  return "unknown";
+}
+
 }  // namespace erofs::format

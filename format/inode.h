@@ -40,6 +40,9 @@ struct DiskInode {
 // Size of the inline xattr area for an i_xattr_icount value.
 inline uint32_t xattr_ibody_size(uint16_t icount) { return icount ? 12 + 4u * (icount - 1) : 0; }
 
+// "flat-plain", "compressed-full", "flat-inline", "compressed-compact", "chunk-based" or "unknown".
+const char* layout_name(Layout layout);
+
 // Device numbers in the kernel's "new" encoding stored in i_u.
 uint32_t encode_rdev(uint32_t major, uint32_t minor);
 void decode_rdev(uint32_t v, uint32_t& major, uint32_t& minor);

@@ -1,6 +1,7 @@
 #include "format/xattr.h"
 
 #include <array>
+#include <limits>
 
 #include "format/endian.h"
 
@@ -44,6 +45,12 @@ std::optional<SplitName> split_xattr_name(std::string_view name) {
     if (name.size() > p.size() && name.starts_with(p)) return SplitName{idx, name.substr(p.size())};
   }
   return std::nullopt;
+}
+
+bool storable_xattr(std::string_view name, size_t value_size) {
+  auto split = split_xattr_name(name);
+  return split && split->suffix.size() <= std::numeric_limits<decltype(XattrEntryHeader::name_len)>::max() &&
+         value_size <= std::numeric_limits<decltype(XattrEntryHeader::value_size)>::max();
 }
 
 }  // namespace erofs::format

@@ -54,6 +54,11 @@ struct SplitName {
 };
 std::optional<SplitName> split_xattr_name(std::string_view name);
 
+// Whether an xattr can be stored at all: a known namespace prefix, at most 255 bytes of name after
+// it and 65535 bytes of value (the entry header's name_len and value_size). A directory on Linux
+// cannot hold anything else, but an archive can.
+bool storable_xattr(std::string_view name, size_t value_size);
+
 // Seed of the xattr name filter's xxh32 for a base index; the filter has 32 bits.
 inline constexpr uint32_t kXattrFilterSeed = 0x25BBE08F;
 inline constexpr uint32_t kXattrFilterBits = 32;

@@ -17,7 +17,7 @@ PageStore::PageStore(const reader::Image& image, fuse_session* session)
     : image_(image), session_(session), jobs_(kMaxQueued), thread_([this] { work(); }) {}
 
 PageStore::~PageStore() {
-  jobs_.stop();
+  jobs_.cancel();
   thread_.join();
 }
 

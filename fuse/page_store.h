@@ -12,7 +12,7 @@
 #include <thread>
 #include <unordered_set>
 
-#include "fuse/job_queue.h"
+#include "util/work_queue.h"
 #include "reader/image.h"
 
 namespace erofs::fuse {
@@ -38,7 +38,7 @@ class PageStore {
 
   const reader::Image& image_;
   fuse_session* session_;
-  JobQueue<Job> jobs_;
+  util::WorkQueue<Job> jobs_;
   std::unordered_set<uint64_t> stored_;  // extents stored lately, by (nid, extent start) hash
   std::thread thread_;
 };

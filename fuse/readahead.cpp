@@ -15,7 +15,7 @@ Readahead::Readahead(const reader::Image& image, unsigned threads, uint64_t wind
 }
 
 Readahead::~Readahead() {
-  jobs_.stop();
+  jobs_.cancel();
   for (auto& t : threads_) t.join();
 }
 

@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "fuse/job_queue.h"
+#include "util/work_queue.h"
 #include "reader/image.h"
 
 namespace erofs::fuse {
@@ -38,7 +38,7 @@ class Readahead {
   uint64_t window_;
   std::mutex mutex_;  // guards streams_
   std::unordered_map<uint64_t, Stream> streams_;  // by nid
-  JobQueue<Job> jobs_;
+  util::WorkQueue<Job> jobs_;
   std::vector<std::thread> threads_;
 };
 

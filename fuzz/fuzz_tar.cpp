@@ -4,7 +4,7 @@
 // input containing ".wh." is scanned a second time with --aufs and --ovlfs-strip. The scan may
 // reject an input only with BuildError. When it accepts one, the tree is built into an image
 // (512-byte blocks, or 4096 for inputs of odd length; --chunksize for every third input so holes
-// are kept) and read back: writer::verify_image compares every entry with the tree and
+// are kept) and read back: lib::verify_image compares every entry with the tree and
 // reader::fsck_image checks every structure and byte. A tree the scan accepted must build, and
 // the image our own writer made must read back exactly: a BuildError there, a difference, an fsck
 // problem, or the reader refusing the image (CorruptError, UnsupportedError) is a contract
@@ -23,10 +23,10 @@
 #include "fuzz/input_file.h"
 #include "reader/fsck.h"
 #include "reader/image.h"
-#include "writer/builder.h"
+#include "writer/build_image.h"
 #include "writer/errors.h"
-#include "writer/source_tar.h"
-#include "writer/verify.h"
+#include "writer/source/scan_tar.h"
+#include "lib/verify.h"
 
 namespace {
 
@@ -68,7 +68,7 @@ void build_and_check(writer::Tree& tree, size_t input_size) {
     violation("an accepted tree does not build: {}", e.what());
   }
   try {
-    auto problems = writer::verify_image(tree, image, {});
+    auto problems = lib::verify_image(tree, image, {});
     if (!problems.empty()) violation("the image differs from its tree: {} (and {} more)", problems[0], problems.size() - 1);
     auto report = reader::fsck_image(image, {});
     if (!report.clean()) violation("fsck of our own image: {}", report.problems[0]);

@@ -60,8 +60,10 @@ erofs::EntryMeta meta_of(const erofs_entry_meta* m, uint32_t default_mode) {
 
 void fill_summary(const erofs::BuildSummary& s, erofs_build_summary* out) {
   if (!out) return;
-  *out = {s.inodes, s.regular_files, s.directories, s.symlinks, s.special_files, s.hard_links,
-          s.bytes_in, s.image_bytes, s.compressed_files, s.seconds};
+  *out = {s.inodes,         s.regular_files,   s.directories, s.symlinks,        s.special_files,
+          s.hard_links,     s.bytes_in,        s.image_bytes, s.compressed_files, s.seconds,
+          s.compact_inodes, s.extended_inodes, s.data_blocks, s.metadata_blocks,  s.skipped_inputs,
+          s.verified ? 1 : 0};
 }
 
 bool parse_u64(const char* text, uint64_t& out) {
@@ -227,6 +229,9 @@ int erofs_builder_set(erofs_builder* b, const char* key_text, const char* value,
   } else if (key == "all-root") return boolean(s.all_root);
   else if (key == "aufs") return boolean(s.aufs);
   else if (key == "ovlfs-strip") return boolean(s.ovlfs_strip);
+  else if (key == "mkfs-time") return boolean(s.mkfs_time);
+  else if (key == "ignore-unreadable") return boolean(s.ignore_unreadable);
+  else if (key == "verify") return boolean(s.verify);
   else return invalid(error, "unknown setting '" + key + "'");
   return 0;
 }

@@ -295,23 +295,23 @@ uint32_t CompressedMap::compressed_blocks(const Lcluster& head) const {
   return next.cblkcnt;
 }
 
-ZExtent CompressedMap::fragment(uint64_t la, uint64_t llen) const {
-  ZExtent x;
+MappedExtent CompressedMap::fragment(uint64_t la, uint64_t llen) const {
+  MappedExtent x;
   x.la = la;
   x.llen = llen;
-  x.source = ZExtent::Source::Fragment;
+  x.source = MappedExtent::Source::Fragment;
   x.pa = fragment_off_;
   return x;
 }
 
-ZExtent CompressedMap::map(uint64_t offset) const {
+MappedExtent CompressedMap::map(uint64_t offset) const {
   if (whole_file_fragment_) return fragment(0, inode_.size);
-  ZExtent x = extents_ ? map_encoded_extents(offset) : map_lclusters(offset);
+  MappedExtent x = extents_ ? map_encoded_extents(offset) : map_lclusters(offset);
   if (x.la > offset || x.llen > inode_.size - x.la || offset - x.la >= x.llen)
     corrupt(fmt::format("extent {}+{} does not hold offset {} inside the file", x.la, x.llen, offset));
   if (x.llen > format::kMaxExtentBytes) corrupt(fmt::format("extent of {} bytes exceeds 12 MiB", x.llen));
-  if (x.source == ZExtent::Source::Device || x.source == ZExtent::Source::Inline) {
-    if (x.plen > format::kMaxPclusterBytes) corrupt(fmt::format("pcluster of {} bytes exceeds 1 MiB", x.plen));
+  if (x.source == MappedExtent::Source::Device || x.source == MappedExtent::Source::Inline) {
+    if (x.plen > compress::kMaxPclusterBytes) corrupt(fmt::format("pcluster of {} bytes exceeds 1 MiB", x.plen));
     if (x.algorithm < 0 && x.llen > x.plen)
       corrupt(fmt::format("uncompressed extent of {} bytes in a pcluster of {}", x.llen, x.plen));
     if (x.algorithm >= int(compress::kAlgorithmCount))
@@ -322,12 +322,12 @@ ZExtent CompressedMap::map(uint64_t offset) const {
   return x;
 }
 
-ZExtent CompressedMap::map_lclusters(uint64_t offset) const {
+MappedExtent CompressedMap::map_lclusters(uint64_t offset) const {
   // A fragment tail headed in lcluster 0 is the whole file (the kernel reads it so).
   if (has_fragment_ && tail_head_lcn_ == 0) return fragment(0, inode_.size);
   std::optional<uint64_t> end;
   const Lcluster head = find_head(offset, end);
-  ZExtent x;
+  MappedExtent x;
   x.la = (head.lcn << lcluster_bits_) + head.clusterofs;
   const uint64_t stop = end ? *end : extent_end((offset >> lcluster_bits_) + 1, x.la);
   if (stop <= x.la || stop > inode_.size) corrupt(fmt::format("extent at {} ends at {}", x.la, stop));
@@ -336,14 +336,14 @@ ZExtent CompressedMap::map_lclusters(uint64_t offset) const {
 
   x.partial = head.partial_ref;
   if (inline_size_ && head.lcn == tail_head_lcn_) {
-    x.source = ZExtent::Source::Inline;
+    x.source = MappedExtent::Source::Inline;
     x.pa = inline_pos_;
     x.plen = inline_size_;
     if ((x.pa & (image_.block_size() - 1)) + x.plen > image_.block_size())
       corrupt(fmt::format("inline pcluster of {} bytes crosses a block boundary", x.plen));
     if (checked::add(x.pa, x.plen) > image_.meta_size(inode_.in_metabox())) corrupt("inline pcluster runs past the image");
   } else {
-    x.source = ZExtent::Source::Device;
+    x.source = MappedExtent::Source::Device;
     x.pa = checked::shl(head.pblk, image_.block_bits());
     x.plen = compressed_blocks(head) << image_.block_bits();
   }
@@ -389,7 +389,7 @@ uint64_t CompressedMap::record_start(uint64_t index, uint64_t base, uint64_t rec
   return add_lengths(from, records + k * S * 4, index - k * S);
 }
 
-ZExtent CompressedMap::map_encoded_extents(uint64_t offset) const {
+MappedExtent CompressedMap::map_encoded_extents(uint64_t offset) const {
   using namespace format;
   const bool mb = inode_.in_metabox();
   uint64_t pos = checked::round_up(header_pos_ + kMapHeaderSize, record_size_);
@@ -438,7 +438,7 @@ ZExtent CompressedMap::map_encoded_extents(uint64_t offset) const {
       }
     }
     if (!found) {  // before the first record: unmapped
-      ZExtent hole;
+      MappedExtent hole;
       hole.la = offset;
       hole.llen = lend - offset;
       return hole;
@@ -447,17 +447,17 @@ ZExtent CompressedMap::map_encoded_extents(uint64_t offset) const {
     last = lo >= extent_count_;
   }
 
-  ZExtent x;
+  MappedExtent x;
   x.la = lstart;
   x.llen = lend - lstart;
   if (last && has_fragment_) {
-    x.source = ZExtent::Source::Fragment;
+    x.source = MappedExtent::Source::Fragment;
     x.pa = r.plen | (record_size_ > 4 ? r.pstart << 32 : 0);
     return x;
   }
   const uint32_t plen = r.plen & kExtentPlenMask;
   if (plen == 0) return x;  // a hole
-  x.source = ZExtent::Source::Device;
+  x.source = MappedExtent::Source::Device;
   x.pa = r.pstart;
   x.plen = plen;
   x.partial = r.plen & kExtentPartialRef;

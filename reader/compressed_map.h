@@ -20,7 +20,7 @@ namespace erofs::reader {
 class ImageImpl;
 
 // One extent: the decoded bytes [la, la + llen) of the file.
-struct ZExtent {
+struct MappedExtent {
   enum class Source : uint8_t {
     Hole,      // reads as zeros (unmapped encoded extent)
     Device,    // pcluster at byte `pa` of the device
@@ -75,7 +75,7 @@ class CompressedMap {
   // Reads and validates the map header of `inode`.
   CompressedMap(const ImageImpl& image, const Inode& inode);
   // The extent holding byte `offset` (< inode size).
-  ZExtent map(uint64_t offset) const;
+  MappedExtent map(uint64_t offset) const;
 
  private:
   // One lcluster index entry, full or compact, decoded to the same shape.
@@ -100,14 +100,14 @@ class CompressedMap {
   uint64_t extent_end(uint64_t lcn, uint64_t la) const;
   uint32_t compressed_blocks(const Lcluster& head) const;
   uint64_t index_end() const;
-  ZExtent map_lclusters(uint64_t offset) const;
-  ZExtent map_encoded_extents(uint64_t offset) const;
+  MappedExtent map_lclusters(uint64_t offset) const;
+  MappedExtent map_encoded_extents(uint64_t offset) const;
   // The start of the pcluster of 4-byte record `index`; `base` is the file's 64-bit start and
   // `records` the position of record 0.
   uint64_t record_start(uint64_t index, uint64_t base, uint64_t records) const;
   // `base` plus the lengths of the `n` 4-byte records from position `pos`.
   uint64_t add_lengths(uint64_t base, uint64_t pos, uint64_t n) const;
-  ZExtent fragment(uint64_t la, uint64_t llen) const;
+  MappedExtent fragment(uint64_t la, uint64_t llen) const;
   [[noreturn]] void corrupt(const std::string& what) const;
 
   const ImageImpl& image_;

@@ -15,7 +15,7 @@
 #include "reader/compressed_map.h"
 #include "reader/decoder_pool.h"
 #include "reader/image.h"
-#include "reader/image_file.h"
+#include "reader/input_image.h"
 #include "reader/pcluster_cache.h"
 
 namespace erofs::reader {
@@ -78,18 +78,18 @@ class ImageImpl final : public Image {
   // The first device block of a chunk, or nullopt for a hole.
   std::optional<uint64_t> chunk_start(const Inode& ino, uint64_t chunk) const;
   size_t read_compressed(const Inode& ino, uint64_t offset, std::span<uint8_t> buf) const;
-  void read_extent(const Inode& ino, const ZExtent& ext, uint64_t skip, std::span<uint8_t> out) const;
-  void read_stored(const Inode& ino, const ZExtent& ext, uint64_t skip, std::span<uint8_t> out) const;
+  void read_extent(const Inode& ino, const MappedExtent& ext, uint64_t skip, std::span<uint8_t> out) const;
+  void read_stored(const Inode& ino, const MappedExtent& ext, uint64_t skip, std::span<uint8_t> out) const;
   void read_fragment(const Inode& ino, uint64_t offset, std::span<uint8_t> out) const;
-  bool decode_direct(const Inode& ino, const ZExtent& ext, uint64_t pos, uint64_t length) const;
-  bool head_only(const Inode& ino, const ZExtent& ext, uint64_t skip, uint64_t length) const;
+  bool decode_direct(const Inode& ino, const MappedExtent& ext, uint64_t pos, uint64_t length) const;
+  bool head_only(const Inode& ino, const MappedExtent& ext, uint64_t skip, uint64_t length) const;
   // Decodes the extent only as far as [skip, skip + out.size()) and copies those bytes out.
-  void read_extent_head(const Inode& ino, const ZExtent& ext, uint64_t skip, std::span<uint8_t> out) const;
-  PclusterCache::Bytes decoded_extent(const Inode& ino, const ZExtent& ext) const;
-  PclusterKey extent_key(const Inode& ino, const ZExtent& ext) const;
+  void read_extent_head(const Inode& ino, const MappedExtent& ext, uint64_t skip, std::span<uint8_t> out) const;
+  PclusterCache::Bytes decoded_extent(const Inode& ino, const MappedExtent& ext) const;
+  PclusterKey extent_key(const Inode& ino, const MappedExtent& ext) const;
   // Decodes the extent into `out` (exactly ext.llen bytes), bypassing the cache.
   // `unchecked`: Zero for reused buffers, Walk for fresh ones (compress::Decoder::Unchecked).
-  void decode_into(const Inode& ino, const ZExtent& ext, std::span<uint8_t> out,
+  void decode_into(const Inode& ino, const MappedExtent& ext, std::span<uint8_t> out,
                    compress::Decoder::Unchecked unchecked) const;
 
   // One directory block of `dir`, read into `storage` (blksz bytes at most).
@@ -100,7 +100,7 @@ class ImageImpl final : public Image {
   std::optional<std::string> xattr_name(uint64_t nid, uint8_t index, std::string_view suffix) const;
   void read_shared_xattr(uint64_t nid, uint32_t id, std::vector<Xattr>& out) const;
 
-  ImageFile file_;
+  InputImage file_;
   format::Superblock sb_;
   uint32_t blksz_ = 0;
   uint64_t meta_base_ = 0;  // byte offset of nid 0 on the device

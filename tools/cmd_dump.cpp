@@ -38,11 +38,6 @@ const char* type_name(uint32_t mode) {
   return "unknown";
 }
 
-const char* layout_label(format::Layout l) {
-  static const char* names[] = {"flat-plain", "compressed-full", "flat-inline", "compressed-compact", "chunk-based"};
-  return unsigned(l) < 5 ? names[unsigned(l)] : "unknown";
-}
-
 // Blocks an inode's data occupies outside its metadata: flat layouts count whole blocks, compressed
 // layouts record their block count in i_u.
 uint64_t data_blocks(const reader::Inode& ino, uint32_t bs) {
@@ -83,7 +78,7 @@ void walk(const reader::Image& img, const reader::Inode& dir, Counts& c, std::se
     ++c.inodes;
     ++c.by_type[type_name(ino.mode)];
     if (S_ISREG(ino.mode) || S_ISDIR(ino.mode) || S_ISLNK(ino.mode)) {
-      ++c.by_layout[layout_label(ino.layout())];
+      ++c.by_layout[format::layout_name(ino.layout())];
       c.data_blocks += ino.layout() == format::Layout::ChunkBased ? chunk_blocks(img, ino)
                                                                   : data_blocks(ino, img.block_size());
     }
@@ -108,7 +103,7 @@ int run_dump(int argc, char** argv) {
   reader::Inode root = img->inode(img->root_nid());
   c.inodes = 1;
   ++c.by_type["directory"];
-  ++c.by_layout[layout_label(root.layout())];
+  ++c.by_layout[format::layout_name(root.layout())];
   (root.disk.extended ? c.extended : c.compact)++;
   c.data_blocks += data_blocks(root, img->block_size());
   walk(*img, root, c, seen);

@@ -87,17 +87,6 @@ int run_cat(int argc, char** argv) {
   return kExitOk;
 }
 
-const char* layout_name(format::Layout l) {
-  switch (l) {
-    case format::Layout::FlatPlain: return "flat-plain";
-    case format::Layout::CompressedFull: return "compressed-full";
-    case format::Layout::FlatInline: return "flat-inline";
-    case format::Layout::CompressedCompact: return "compressed-compact";
-    case format::Layout::ChunkBased: return "chunk-based";
-  }
-  return "unknown";
-}
-
 void print_extents(const std::vector<reader::Extent>& extents) {
   static constexpr const char* kKinds[] = {"hole", "plain", "compressed", "inline", "fragment"};
   fmt::print("{:>4} {:>12} {:>10} {:<10} {:>14} {:>9} {}\n", "#", "offset", "length", "kind", "physical",
@@ -123,7 +112,7 @@ int run_stat(int argc, char** argv) {
   reader::Inode ino = img->resolve(path, false);
   fmt::print("  File: {}{}\n", path, ino.is_symlink() ? " -> " + img->readlink(ino) : "");
   fmt::print("  Size: {:<12} Inode (nid): {:<10} Links: {}\n", ino.size, ino.nid, ino.nlink);
-  fmt::print("Layout: {} ({} inode, {} bytes of inline xattrs)\n", layout_name(ino.layout()),
+  fmt::print("Layout: {} ({} inode, {} bytes of inline xattrs)\n", format::layout_name(ino.layout()),
              ino.disk.extended ? "extended" : "compact", ino.xattr_size);
   fmt::print("Access: ({:04o}/{})  Uid: {}  Gid: {}\n", ino.mode & 07777, mode_string(ino.mode), ino.uid, ino.gid);
   if (S_ISCHR(ino.mode) || S_ISBLK(ino.mode)) fmt::print("Device: {}, {}\n", ino.rdev_major, ino.rdev_minor);

@@ -1,28 +1,30 @@
 // Shows build progress on stderr: a line redrawn in place on a terminal, plain lines every few
-// seconds otherwise. One thread reads the builder's counters; the builder never waits for it.
+// seconds otherwise. Fed the library's progress snapshots (BuildSettings::on_progress), from the
+// library's own progress thread; it draws at most once per interval, so short builds print
+// nothing.
 #pragma once
 
-#include <atomic>
 #include <chrono>
-#include <thread>
+#include <mutex>
 
-#include "writer/progress.h"
+#include "erofs-kit/erofs.hpp"
 
 namespace erofs::tools {
 
 class ProgressDisplay {
  public:
-  explicit ProgressDisplay(const writer::Progress& progress);
-  ~ProgressDisplay();  // stops the thread and clears the line
+  ProgressDisplay();
+  ~ProgressDisplay();  // clears the line on a terminal
+  ProgressDisplay(const ProgressDisplay&) = delete;
+  ProgressDisplay& operator=(const ProgressDisplay&) = delete;
+
+  void show(const Progress& progress);
 
  private:
-  void run();
-  void render();
-  const writer::Progress& p_;
+  std::mutex mutex_;
   bool tty_;
-  std::atomic<bool> stop_{false};
-  std::chrono::steady_clock::time_point start_;
-  std::thread thread_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point start_, next_;
 };
 
 }  // namespace erofs::tools

@@ -12,6 +12,8 @@
 
 namespace erofs::writer {
 
+struct Progress;  // writer/progress.h
+
 enum class UuidMode { Derived, Random, Clear, Fixed };
 enum class InodeForm { Auto, Compact, Extended };
 
@@ -58,7 +60,7 @@ struct BuildOptions {
   std::optional<CompressionOptions> compression;
   SourceOptions source;
   std::function<void(const std::string&)> warn;  // non-fatal problems (skipped inputs)
-  struct Progress* progress = nullptr;            // updated while building, when set
+  Progress* progress = nullptr;                   // updated while building, when set
 };
 
 struct BuildStats {

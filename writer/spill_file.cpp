@@ -7,7 +7,7 @@
 #include <cerrno>
 
 #include "writer/errors.h"
-#include "writer/image_file.h"
+#include "writer/temp_files.h"
 
 namespace erofs::writer {
 

@@ -92,6 +92,9 @@ typedef struct erofs_build_summary {
   uint64_t inodes, regular_files, directories, symlinks, special_files, hard_links;
   uint64_t bytes_in, image_bytes, compressed_files;
   double seconds;
+  uint64_t compact_inodes, extended_inodes, data_blocks, metadata_blocks;
+  uint64_t skipped_inputs; /* with "ignore-unreadable" */
+  int verified;            /* with "verify": 1, the image matched the source */
 } erofs_build_summary;
 
 EROFS_KIT_API erofs_builder *erofs_builder_new(erofs_error **error);
@@ -100,7 +103,8 @@ EROFS_KIT_API void erofs_builder_free(erofs_builder *builder);
  *   "z" ("lz4hc,12"), "C" (pcluster bytes), "E" ("ztailpacking,dedupe"), "b" (block size),
  *   "T" (UNIX time), "U", "L", "workers", "chunksize", "compress-hints" (a file), "all-root"
  *   ("1"), "force-uid", "force-gid", "exclude-path", "exclude-regex" (both repeatable),
- *   "aufs" ("1"), "ovlfs-strip" ("1"). */
+ *   "aufs" ("1"), "ovlfs-strip" ("1"), "mkfs-time" ("1"), "ignore-unreadable" ("1"),
+ *   "verify" ("1"). */
 EROFS_KIT_API int erofs_builder_set(erofs_builder *builder, const char *key, const char *value, erofs_error **error);
 /* fn is called from another thread about every interval_ms while building, and once at the end. */
 EROFS_KIT_API void erofs_builder_on_progress(erofs_builder *builder, void (*fn)(void *ctx, const erofs_progress *progress),

@@ -164,12 +164,19 @@ struct BuildSettings {
   unsigned workers = 0;         // compression threads; 0: one per core. The image is the same for any count.
   uint32_t chunk_size = 0;      // as --chunksize: uncompressed files stored as chunks of this size
   std::optional<int64_t> timestamp;  // as -T: every mtime and the build time
+  bool mkfs_time = false;            // as --mkfs-time: with timestamp, only the build time
   std::string uuid;             // as -U: "" (derived from the content), "random", "clear" or a UUID
   std::string label;            // as -L
-  bool all_root = false;        // as --all-root
-  std::optional<uint32_t> force_uid, force_gid;
+  bool all_root = false;        // as --all-root: owner 0:0
+  std::optional<uint32_t> force_uid, force_gid;  // as --force-uid/--force-gid (they win over all_root)
   std::vector<std::string> exclude_paths, exclude_regexes;  // directory, tar and manifest sources
   bool aufs = false, ovlfs_strip = false;                   // tar sources, as --aufs / --ovlfs-strip
+  // As --ignore-unreadable: unreadable inputs are left out (each reported through on_warning and
+  // counted in BuildSummary::skipped_inputs) instead of failing the build.
+  bool ignore_unreadable = false;
+  // As --verify: the finished image is read back and compared with the source, entry by entry;
+  // a difference fails the build with an Error naming it (the image stays, for inspection).
+  bool verify = false;
   // Called from a separate thread about every progress_interval_ms while building, and once at
   // the end from the building thread.
   std::function<void(const Progress&)> on_progress;
@@ -182,6 +189,10 @@ struct BuildSummary {
   uint64_t bytes_in = 0, image_bytes = 0;
   uint64_t compressed_files = 0;
   double seconds = 0;
+  uint64_t compact_inodes = 0, extended_inodes = 0;
+  uint64_t data_blocks = 0, metadata_blocks = 0;
+  uint64_t skipped_inputs = 0;  // with ignore_unreadable
+  bool verified = false;        // with verify: the image matched the source
 };
 
 // Entry metadata for entries added from code. `mode` holds the permission bits (07777).
@@ -207,8 +218,8 @@ class EROFS_KIT_API ImageBuilder {
   // added already ("/" always exists). Adding a path twice is an error.
   Result<void> set_root(const EntryMeta& meta);
   Result<void> add_directory(std::string_view path, const EntryMeta& meta);
-  // The content is kept in memory until write() moves it to a temporary file beside the image;
-  // add_file_from suits large files better.
+  // The content is kept in memory until the builder is destroyed; add_file_from suits large files
+  // better.
   Result<void> add_file(std::string_view path, const EntryMeta& meta, std::string_view content);
   // The content is read from `source` during write().
   Result<void> add_file_from(std::string_view path, const EntryMeta& meta, const std::string& source);

@@ -21,7 +21,7 @@
 #include "format/xattr.h"
 #include "format/zmap.h"
 #include "reader/image.h"
-#include "writer/builder.h"
+#include "writer/build_image.h"
 
 namespace erofs::nasty {
 namespace {
@@ -84,20 +84,21 @@ class TreeMaker {
     make_dirs(content_dir_);
     root_ = add(S_IFDIR | 0755, nullptr, "");
   }
-  writer::Inode* root() const { return root_; }
-  writer::Inode* dir(writer::Inode* parent, const std::string& name) { return add(S_IFDIR | 0755, parent, name); }
-  writer::Inode* file(writer::Inode* parent, const std::string& name, const std::string& content,
+  writer::TreeInode* root() const { return root_; }
+  writer::TreeInode* dir(writer::TreeInode* parent, const std::string& name) { return add(S_IFDIR | 0755, parent, name); }
+  writer::TreeInode* file(writer::TreeInode* parent, const std::string& name, const std::string& content,
                       writer::XattrList xattrs = {}) {
-    writer::Inode* f = add(S_IFREG | 0644, parent, name);
+    writer::TreeInode* f = add(S_IFREG | 0644, parent, name);
     f->size = content.size();
-    f->source_path = content_dir_ + "/" + std::to_string(files_++);
-    write_file(f->source_path, as_bytes(content));
+    const std::string path = content_dir_ + "/" + std::to_string(files_++);
+    write_file(path, as_bytes(content));
+    f->content = writer::FileContent::at_path(path);
     std::sort(xattrs.begin(), xattrs.end());
     f->xattrs = std::move(xattrs);
     return f;
   }
-  writer::Inode* symlink(writer::Inode* parent, const std::string& name, const std::string& target) {
-    writer::Inode* l = add(S_IFLNK | 0777, parent, name);
+  writer::TreeInode* symlink(writer::TreeInode* parent, const std::string& name, const std::string& target) {
+    writer::TreeInode* l = add(S_IFLNK | 0777, parent, name);
     l->symlink_target = target;
     l->size = target.size();
     return l;
@@ -108,11 +109,11 @@ class TreeMaker {
   }
 
  private:
-  writer::Inode* add(uint32_t mode, writer::Inode* parent, const std::string& name) {
-    auto ino = std::make_unique<writer::Inode>();
+  writer::TreeInode* add(uint32_t mode, writer::TreeInode* parent, const std::string& name) {
+    auto ino = std::make_unique<writer::TreeInode>();
     ino->mode = mode;
     ino->mtime = 1700000000;
-    writer::Inode* p = tree_.add(std::move(ino));
+    writer::TreeInode* p = tree_.add(std::move(ino));
     if (!parent) {
       tree_.root = p;
       return p;
@@ -125,8 +126,8 @@ class TreeMaker {
 
   std::string content_dir_;
   writer::Tree tree_;
-  writer::Inode* root_ = nullptr;
-  std::map<const writer::Inode*, std::string> paths_;
+  writer::TreeInode* root_ = nullptr;
+  std::map<const writer::TreeInode*, std::string> paths_;
   unsigned files_ = 0;
 };
 

@@ -1,9 +1,10 @@
-#include "writer/compress_pipeline.h"
+#include "writer/data/compress_pipeline.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,12 +44,22 @@ std::string pattern(size_t n) {
   return s;
 }
 
+// One file given by its path.
+struct OnDisk {
+  FileContent content;
+  uint64_t size;
+  OnDisk(std::string path, uint64_t size) : content(FileContent::at_path(std::move(path))), size(size) {}
+  std::vector<PipelineFile> files() const { return {{&content, size}}; }
+};
+
+// Fed from memory: the pipeline opens nothing itself.
 TEST(CompressPipeline, SegmentsComeBackInOrderWithTheirBytes) {
-  Files f;
   const std::vector<std::string> contents = {pattern(1), pattern(4096), pattern(200000), pattern(65536)};
-  std::vector<PipelineFile> files;
+  std::vector<FileContent> sources;
   for (size_t i = 0; i < contents.size(); ++i)
-    files.push_back({f.write("f" + std::to_string(i), contents[i]), contents[i].size()});
+    sources.push_back(FileContent::in_memory(std::make_shared<const std::string>(contents[i]), "f" + std::to_string(i)));
+  std::vector<PipelineFile> files;
+  for (size_t i = 0; i < contents.size(); ++i) files.push_back({&sources[i], contents[i].size()});
   std::vector<std::string> got(contents.size());
   size_t last_file = 0;
   run_compress_pipeline(files, options(), [&](SegmentResult&& r) {
@@ -80,13 +91,13 @@ TEST(CompressPipeline, SparseFileReadsBackWithItsHolesAsZeros) {
     }
   }
   std::string got;
-  run_compress_pipeline({{path, size}}, options(), [&](SegmentResult&& r) {
+  run_compress_pipeline(OnDisk(path, size).files(), options(), [&](SegmentResult&& r) {
     EXPECT_EQ(r.offset, got.size());
     got.append(r.input.begin(), r.input.end());
   });
   EXPECT_EQ(got, expected);
   try {
-    run_compress_pipeline({{path, size - 1}}, options(), [](SegmentResult&&) {});
+    run_compress_pipeline(OnDisk(path, size - 1).files(), options(), [](SegmentResult&&) {});
     ADD_FAILURE() << "no error for a sparse file that grew";
   } catch (const BuildError& e) {
     EXPECT_NE(std::string(e.what()).find(path + ": file grew"), std::string::npos) << e.what();
@@ -100,14 +111,14 @@ TEST(CompressPipeline, AFileThatGrewOrShrankIsAnError) {
   for (size_t size : {size_t(10), size_t(4096), size_t(65536), size_t(150000)}) {
     const std::string path = f.write("g", pattern(size + 1));
     try {
-      run_compress_pipeline({{path, size}}, options(), [](SegmentResult&&) {});
+      run_compress_pipeline(OnDisk(path, size).files(), options(), [](SegmentResult&&) {});
       ADD_FAILURE() << size << ": no error for a file that grew";
     } catch (const BuildError& e) {
       EXPECT_NE(std::string(e.what()).find(path + ": file grew"), std::string::npos) << e.what();
     }
     const std::string shorter = f.write("s", pattern(size - 1));
     try {
-      run_compress_pipeline({{shorter, size}}, options(), [](SegmentResult&&) {});
+      run_compress_pipeline(OnDisk(shorter, size).files(), options(), [](SegmentResult&&) {});
       ADD_FAILURE() << size << ": no error for a file that shrank";
     } catch (const BuildError& e) {
       EXPECT_NE(std::string(e.what()).find(shorter + ": file shrank"), std::string::npos) << e.what();

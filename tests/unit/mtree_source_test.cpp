@@ -9,10 +9,10 @@
 
 #include <gtest/gtest.h>
 
-#include "writer/builder.h"
+#include "writer/build_image.h"
 #include "writer/errors.h"
-#include "writer/source_mtree.h"
-#include "writer/verify.h"
+#include "writer/source/scan_mtree.h"
+#include "lib/verify.h"
 
 namespace fs = std::filesystem;
 using namespace erofs;
@@ -55,14 +55,14 @@ class MtreeTest : public ::testing::Test {
     return "<no error>";
   }
 
-  static const writer::Inode* find(const writer::Tree& tree, const std::string& path) {
-    const writer::Inode* ino = tree.root;
+  static const writer::TreeInode* find(const writer::Tree& tree, const std::string& path) {
+    const writer::TreeInode* ino = tree.root;
     size_t pos = 0;
     while (ino && pos < path.size()) {
       size_t slash = path.find('/', pos);
       if (slash == std::string::npos) slash = path.size();
       std::string part = path.substr(pos, slash - pos);
-      const writer::Inode* next = nullptr;
+      const writer::TreeInode* next = nullptr;
       for (auto& d : ino->children)
         if (d.name == part) next = d.inode;
       ino = next;
@@ -71,15 +71,17 @@ class MtreeTest : public ::testing::Test {
     return ino;
   }
 
-  static std::string content(const writer::Inode* ino) {
-    std::ifstream in(ino->source_path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
+  static std::string content(const writer::TreeInode* ino) {
+    std::string s(size_t(ino->size), '\0');
+    writer::ContentOpener opener;
+    opener.open(ino->content, ino->size).read(0, {reinterpret_cast<uint8_t*>(s.data()), s.size()});
+    return s;
   }
 
   void build_and_verify(writer::Tree& tree) {
     std::string img = (dir_ / "out.img").string();
     writer::build_image(tree, img, {});
-    for (auto& p : writer::verify_image(tree, img, {})) ADD_FAILURE() << p;
+    for (auto& p : lib::verify_image(tree, img, {})) ADD_FAILURE() << p;
   }
 
   fs::path dir_;
@@ -105,7 +107,7 @@ TEST_F(MtreeTest, EveryTypeAndKeywordOfTheFullPathForm) {
   EXPECT_EQ(t.root->gid, 2u);
   EXPECT_EQ(t.root->mtime, 1500000000);
   EXPECT_EQ(t.root->mtime_nsec, 1u);
-  const writer::Inode* f = find(t, "d/f");
+  const writer::TreeInode* f = find(t, "d/f");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->mode, S_IFREG | 0640u);  // the staging file's 0600 does not count
   EXPECT_EQ(f->uid, 12345u);
@@ -117,10 +119,10 @@ TEST_F(MtreeTest, EveryTypeAndKeywordOfTheFullPathForm) {
   EXPECT_EQ(f->image_path, "d/f");
   // libarchive reads the fraction as a count of nanoseconds (as mtree(8) once wrote it).
   EXPECT_EQ(find(t, "d")->mtime_nsec, 5u);
-  const writer::Inode* l = find(t, "d/l");
+  const writer::TreeInode* l = find(t, "d/l");
   EXPECT_EQ(l->mode, S_IFLNK | 0777u);
   EXPECT_EQ(l->symlink_target, "f");
-  const writer::Inode* c = find(t, "c");
+  const writer::TreeInode* c = find(t, "c");
   EXPECT_EQ(c->mode, S_IFCHR | 0620u);
   EXPECT_EQ(c->rdev_major, 1u);
   EXPECT_EQ(c->rdev_minor, 3u);
@@ -144,7 +146,7 @@ TEST_F(MtreeTest, MissingKeywordsGetTheDocumentedDefaults) {
       "./l type=link link=/abs/target\n"
       "./c type=char\n");
   auto& t = r.tree;
-  const writer::Inode* f = find(t, "a/b/f");
+  const writer::TreeInode* f = find(t, "a/b/f");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->mode, S_IFREG | 0644u);
   EXPECT_EQ(f->uid, 0u);
@@ -157,7 +159,7 @@ TEST_F(MtreeTest, MissingKeywordsGetTheDocumentedDefaults) {
   EXPECT_EQ(find(t, "c")->rdev_major, 0u);
   // Implicit parents and the root: 0755, owner 0, the newest time in the manifest.
   for (auto* p : {"", "a", "a/b"}) {
-    const writer::Inode* d = find(t, p);
+    const writer::TreeInode* d = find(t, p);
     ASSERT_NE(d, nullptr) << p;
     EXPECT_EQ(d->mode, S_IFDIR | 0755u) << p;
     EXPECT_EQ(d->mtime, 1800000000) << p;
@@ -184,22 +186,22 @@ TEST_F(MtreeTest, ClassicFormWithSetUnsetContinuationsAndEscapes) {
       "/unset all\n"
       "after           type=fifo\n");
   auto& t = r.tree;
-  const writer::Inode* top = find(t, "top");
+  const writer::TreeInode* top = find(t, "top");
   ASSERT_NE(top, nullptr);
   EXPECT_EQ(top->mode, S_IFREG | 0600u);
   EXPECT_EQ(top->uid, 5u);
   EXPECT_EQ(top->gid, 6u);
-  const writer::Inode* ab = find(t, "d/a b");
+  const writer::TreeInode* ab = find(t, "d/a b");
   ASSERT_NE(ab, nullptr);
   EXPECT_EQ(content(ab), "spaced");
   EXPECT_EQ(ab->mtime, 13);
-  const writer::Inode* x = find(t, "d/sub/x");
+  const writer::TreeInode* x = find(t, "d/sub/x");
   ASSERT_NE(x, nullptr);
   EXPECT_EQ(x->mode, S_IFREG | 0644u);  // mode unset: the default
   EXPECT_EQ(x->uid, 0u);
   EXPECT_EQ(x->gid, 6u);
   EXPECT_EQ(find(t, "d/sub")->mode, S_IFDIR | 0755u);
-  const writer::Inode* after = find(t, "after");
+  const writer::TreeInode* after = find(t, "after");
   ASSERT_NE(after, nullptr);  // ".." went back up to the root
   EXPECT_EQ(after->mode, S_IFIFO | 0644u);
   EXPECT_EQ(after->gid, 0u);
@@ -218,7 +220,7 @@ TEST_F(MtreeTest, FullPathEntriesOnSeveralLinesAndSetContents) {
       "/unset contents\n"
       "./f time=99 contents=two\n");
   auto& t = r.tree;
-  const writer::Inode* f = find(t, "f");
+  const writer::TreeInode* f = find(t, "f");
   EXPECT_EQ(f->mode, S_IFREG | 0700u);  // from its first line
   EXPECT_EQ(f->uid, 3u);
   EXPECT_EQ(f->mtime, 99);  // from its second line
@@ -272,9 +274,10 @@ TEST_F(MtreeTest, NothingDependsOnTheCurrentDirectory) {
     throw;
   }
   fs::current_path(old);
-  const writer::Inode* f = find(r.tree, "f");
+  const writer::TreeInode* f = find(r.tree, "f");
   EXPECT_EQ(f->size, 12u);
-  EXPECT_TRUE(fs::path(f->source_path).is_absolute());
+  EXPECT_EQ(f->content.kind(), writer::FileContent::Kind::AtPath);
+  EXPECT_TRUE(fs::path(f->content.name()).is_absolute());
   EXPECT_EQ(content(f), "the real one");
   build_and_verify(r.tree);
 }

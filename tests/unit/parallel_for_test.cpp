@@ -1,4 +1,4 @@
-#include "writer/parallel_for.h"
+#include "util/parallel_for.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-namespace erofs::writer {
+namespace erofs::util {
 namespace {
 
 TEST(ParallelFor, CallsEveryIndexOnceInEveryRun) {
@@ -47,4 +47,4 @@ TEST(ParallelFor, WithoutHelpersRunsOnTheCallingThread) {
 }
 
 }  // namespace
-}  // namespace erofs::writer
+}  // namespace erofs::util

@@ -7,14 +7,14 @@
 
 #include <gtest/gtest.h>
 
-#include "writer/source_dir.h"
+#include "writer/source/scan_dir.h"
 
 namespace erofs::test {
 namespace {
 
 namespace fs = std::filesystem;
 
-const writer::Inode* child(const writer::Inode* dir, const std::string& name) {
+const writer::TreeInode* child(const writer::TreeInode* dir, const std::string& name) {
   for (const auto& d : dir->children)
     if (d.name == name) return d.inode;
   return nullptr;
@@ -40,7 +40,7 @@ TEST(SourceDirXattrs, LongListsAndValuesAreReadWhole) {
   ASSERT_TRUE(set(root, "user.short", "s"));
 
   const auto scan = writer::scan_directory(root.string(), {}, nullptr);
-  const writer::Inode* top = scan.tree.root;
+  const writer::TreeInode* top = scan.tree.root;
   EXPECT_EQ(top->xattrs, (writer::XattrList{{"user.short", "s"}}));
   ASSERT_TRUE(child(top, "file"));
   EXPECT_EQ(child(top, "file")->xattrs, (writer::XattrList{{"user.long", long_value}}));

@@ -12,10 +12,10 @@
 #include <gtest/gtest.h>
 
 #include "reader/image.h"
-#include "writer/builder.h"
+#include "writer/build_image.h"
 #include "writer/errors.h"
-#include "writer/source_tar.h"
-#include "writer/verify.h"
+#include "writer/source/scan_tar.h"
+#include "lib/verify.h"
 
 // Entries are written with designated initializers that leave the other fields at their defaults.
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
@@ -94,14 +94,14 @@ class TarTest : public ::testing::Test {
     return writer::scan_tar(tar, (dir_ / "out.img").string(), {}, t, nullptr);
   }
 
-  static const writer::Inode* find(const writer::Tree& tree, const std::string& path) {
-    const writer::Inode* ino = tree.root;
+  static const writer::TreeInode* find(const writer::Tree& tree, const std::string& path) {
+    const writer::TreeInode* ino = tree.root;
     size_t pos = 0;
     while (ino && pos < path.size()) {
       size_t slash = path.find('/', pos);
       if (slash == std::string::npos) slash = path.size();
       std::string part = path.substr(pos, slash - pos);
-      const writer::Inode* next = nullptr;
+      const writer::TreeInode* next = nullptr;
       for (auto& d : ino->children)
         if (d.name == part) next = d.inode;
       ino = next;
@@ -110,13 +110,14 @@ class TarTest : public ::testing::Test {
     return ino;
   }
 
-  static std::string content(const writer::Inode* ino) {
+  static std::string content(const writer::TreeInode* ino) {
     std::string s(size_t(ino->size), '\0');
-    EXPECT_EQ(::pread(ino->data_fd, s.data(), s.size(), off_t(ino->data_offset)), ssize_t(s.size()));
+    writer::ContentOpener opener;
+    opener.open(ino->content, ino->size).read(0, {reinterpret_cast<uint8_t*>(s.data()), s.size()});
     return s;
   }
 
-  static std::string xattr(const writer::Inode* ino, const std::string& name) {
+  static std::string xattr(const writer::TreeInode* ino, const std::string& name) {
     for (auto& [n, v] : ino->xattrs)
       if (n == name) return v;
     return "<missing>";
@@ -154,19 +155,19 @@ TEST_F(TarTest, NamesAreNormalisedAndTheLastEntryWins) {
       {.name = "a/hl", .link = "./a/b/c", .hardlink = true},
   }));
   auto& t = r.tree;
-  const writer::Inode* c = find(t, "a/b/c");
+  const writer::TreeInode* c = find(t, "a/b/c");
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(content(c), "second");
   EXPECT_EQ(c->mtime, 1700000000);
   EXPECT_EQ(c->mtime_nsec, 123456789u);
   EXPECT_EQ(c->nlink, 2u);
   EXPECT_EQ(find(t, "a/hl"), c);
-  const writer::Inode* b = find(t, "a/b");
+  const writer::TreeInode* b = find(t, "a/b");
   EXPECT_EQ(b->mode, S_IFDIR | 0700u);
   EXPECT_EQ(b->uid, 9u);
   // Implicit directories: 0755, owner 0, the newest mtime in the archive.
   for (auto* p : {"a", "x", "x/y"}) {
-    const writer::Inode* d = find(t, p);
+    const writer::TreeInode* d = find(t, p);
     ASSERT_NE(d, nullptr) << p;
     EXPECT_EQ(d->mode, S_IFDIR | 0755u) << p;
     EXPECT_EQ(d->uid, 0u) << p;
@@ -204,12 +205,12 @@ TEST_F(TarTest, AclsBecomeKernelXattrsAndTheMaskIsTheGroupClass) {
                {D, 6, ARCHIVE_ENTRY_ACL_GROUP, 2000}, {D, 7, ARCHIVE_ENTRY_ACL_MASK, -1},
                {D, 1, ARCHIVE_ENTRY_ACL_OTHER, -1}}},
   }));
-  const writer::Inode* f = find(r.tree, "f");
+  const writer::TreeInode* f = find(r.tree, "f");
   EXPECT_EQ(xattr(f, "system.posix_acl_access"),
             writer::posix_acl_xattr({{1, 6, 0xFFFFFFFF}, {2, 7, 100000}, {4, 4, 0xFFFFFFFF}, {0x10, 5, 0xFFFFFFFF},
                                      {0x20, 0, 0xFFFFFFFF}}));
   EXPECT_EQ(f->mode & 0777, 0650u);  // group class = mask
-  const writer::Inode* d = find(r.tree, "d");
+  const writer::TreeInode* d = find(r.tree, "d");
   EXPECT_EQ(xattr(d, "system.posix_acl_default"),
             writer::posix_acl_xattr({{1, 7, 0xFFFFFFFF}, {4, 5, 0xFFFFFFFF}, {8, 6, 2000}, {0x10, 7, 0xFFFFFFFF},
                                      {0x20, 1, 0xFFFFFFFF}}));
@@ -225,7 +226,7 @@ TEST_F(TarTest, AufsWhiteoutsAndOverlayStrip) {
       {.name = "x", .xattrs = {{"trusted.overlay.origin", "o"}, {"user.keep", "k"}}},
   });
   auto r = scan(tar, {.aufs = true, .ovlfs_strip = true});
-  const writer::Inode* w = find(r.tree, "d/gone");
+  const writer::TreeInode* w = find(r.tree, "d/gone");
   ASSERT_NE(w, nullptr);
   EXPECT_TRUE(S_ISCHR(w->mode));
   EXPECT_EQ(w->rdev_major, 0u);
@@ -254,7 +255,7 @@ TEST_F(TarTest, ImagesFromATarVerifyInEveryLayout) {
   });
   for (int variant = 0; variant < 4; ++variant) {
     auto r = scan(tar);
-    const writer::Inode* s = find(r.tree, "sparse");
+    const writer::TreeInode* s = find(r.tree, "sparse");
     ASSERT_EQ(s->size, uint64_t(big));
     std::string c = content(s);
     EXPECT_EQ(c.substr(0, 4), "head");
@@ -270,7 +271,7 @@ TEST_F(TarTest, ImagesFromATarVerifyInEveryLayout) {
     }
     std::string img = (dir_ / "out.img").string();
     writer::build_image(r.tree, img, o);
-    for (auto& p : writer::verify_image(r.tree, img, {})) ADD_FAILURE() << "variant " << variant << ": " << p;
+    for (auto& p : lib::verify_image(r.tree, img, {})) ADD_FAILURE() << "variant " << variant << ": " << p;
     if (variant == 1) {
       EXPECT_LT(fs::file_size(img), uint64_t(1) << 20) << "holes were stored";
     }

@@ -14,9 +14,9 @@
 #include <gtest/gtest.h>
 
 #include "reader/image.h"
-#include "writer/builder.h"
-#include "writer/source_dir.h"
-#include "writer/verify.h"
+#include "writer/build_image.h"
+#include "writer/source/scan_dir.h"
+#include "lib/verify.h"
 
 namespace fs = std::filesystem;
 using namespace erofs;
@@ -108,7 +108,7 @@ TEST_P(RoundTrip, ImageEqualsSource) {
   auto stats = writer::build_image(scan.tree, image, o);
   EXPECT_EQ(stats.regular_files, 318u);
   EXPECT_EQ(stats.hard_links, 1u);
-  auto problems = writer::verify_image(scan.tree, image, {});
+  auto problems = lib::verify_image(scan.tree, image, {});
   for (auto& p : problems) ADD_FAILURE() << p;
 
   // Independently of verify: a read across extent boundaries at an odd offset.
@@ -208,7 +208,7 @@ TEST(Dedupe, PartialReferenceToAnotherFilesPcluster) {
     std::string image = (dir / alg).string();
     auto scan = writer::scan_directory(src.string(), o.source, nullptr);
     writer::build_image(scan.tree, image, o);
-    for (auto& p : writer::verify_image(scan.tree, image, {})) ADD_FAILURE() << alg << ": " << p;
+    for (auto& p : lib::verify_image(scan.tree, image, {})) ADD_FAILURE() << alg << ": " << p;
 
     auto img = reader::Image::open(image);
     std::set<uint64_t> base_pclusters;
@@ -246,7 +246,7 @@ TEST(Dedupe, NotAcrossAlgorithms) {
   std::string image = (dir / "image").string();
   auto scan = writer::scan_directory((dir / "src").string(), o.source, nullptr);
   writer::build_image(scan.tree, image, o);
-  for (auto& p : writer::verify_image(scan.tree, image, {})) ADD_FAILURE() << p;
+  for (auto& p : lib::verify_image(scan.tree, image, {})) ADD_FAILURE() << p;
   auto img = reader::Image::open(image);
   std::set<uint64_t> a_pclusters;
   for (auto& e : img->extents(img->resolve("/a"))) a_pclusters.insert(e.physical);

@@ -1,4 +1,4 @@
-#include "writer/zsegment.h"
+#include "writer/data/zsegment.h"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,30 @@
+#include "lib/build_settings.h"
+
+#include "writer/option_text.h"
+
+namespace erofs::lib {
+
+writer::BuildOptions build_options(const BuildSettings& s) {
+  writer::BuildOptions o;
+  o.block_size = s.block_size;
+  o.chunk_size = s.chunk_size;
+  o.label = s.label;
+  o.fixed_time = s.timestamp;
+  o.mkfs_time_only = s.mkfs_time;
+  writer::apply_uuid(s.uuid, o);
+  writer::apply_extended_options(s.extended, o);
+  writer::apply_algorithms(s.compression, o);
+  writer::finish_compression_options(o, s.pcluster_bytes, s.workers,
+                                     s.compress_hints.empty() ? std::vector<writer::CompressHint>{}
+                                                              : writer::read_compress_hints(s.compress_hints));
+  o.source.all_root = s.all_root;
+  o.source.force_uid = s.force_uid;
+  o.source.force_gid = s.force_gid;
+  o.source.exclude_paths = s.exclude_paths;
+  o.source.exclude_regexes = s.exclude_regexes;
+  o.source.ignore_unreadable = s.ignore_unreadable;
+  o.warn = s.on_warning ? s.on_warning : [](const std::string&) {};
+  return o;
+}
+
+}  // namespace erofs::lib

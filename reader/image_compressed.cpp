@@ -1,0 +1,206 @@
+// Data of compressed inodes: extents mapped by CompressedMap, decoded once into the pcluster cache.
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "compress/codec.h"
+#include "format/constants.h"
+#include "reader/checked.h"
+#include "reader/compressed_map.h"
+#include "reader/image_impl.h"
+
+namespace erofs::reader {
+
+namespace {
+
+// Extents whose bytes come out of a decoder: not holes, stored data or fragments.
+bool is_decoded(const MappedExtent& ext) { return ext.algorithm >= 0 && ext.source != MappedExtent::Source::Fragment; }
+
+}  // namespace
+
+// A read that covers a whole extent nobody has decoded or is decoding takes it straight from the
+// decoder into its own buffer: a sequential reader then costs one decode per extent, no copy, and
+// nothing for the cache to keep. An extent being decoded by another request is waited for instead.
+bool ImageImpl::decode_direct(const Inode& ino, const MappedExtent& ext, uint64_t pos, uint64_t length) const {
+  return is_decoded(ext) && pos == ext.la && length == ext.llen && !cache_->has(extent_key(ino, ext));
+}
+
+size_t ImageImpl::read_compressed(const Inode& ino, uint64_t offset, std::span<uint8_t> buf) const {
+  const CompressedMap map(*this, ino);
+  size_t done = 0;
+  while (done < buf.size()) {
+    const uint64_t pos = offset + done;
+    const MappedExtent ext = map.map(pos);  // holds pos, and lies inside the file
+    const size_t n = size_t(std::min<uint64_t>(buf.size() - done, ext.la + ext.llen - pos));
+    if (decode_direct(ino, ext, pos, n)) {
+      decode_into(ino, ext, buf.subspan(done, n), compress::Decoder::Unchecked::Zero);
+    } else {
+      read_extent(ino, ext, pos - ext.la, buf.subspan(done, n));
+    }
+    done += n;
+  }
+  return done;
+}
+
+std::vector<SharedBytes> ImageImpl::read_shared(const Inode& ino, uint64_t offset, uint64_t length) const {
+  std::vector<SharedBytes> pieces;
+  const uint64_t end = std::min(ino.size, checked::add(offset, length));
+  if (offset >= end) return pieces;
+  auto own = [&](size_t n, auto&& fill) {
+    auto bytes = std::make_shared<std::vector<uint8_t>>(n);
+    fill(std::span<uint8_t>(*bytes));
+    pieces.push_back({bytes, *bytes});
+  };
+  if (!ino.is_reg() || !format::is_compressed(ino.layout())) {
+    own(size_t(end - offset), [&](std::span<uint8_t> b) { read(ino, offset, b); });
+    return pieces;
+  }
+  // Whole extents go into one buffer for this read (see decode_direct).
+  std::shared_ptr<compress::UninitBytes> direct;
+  const CompressedMap map(*this, ino);
+  for (uint64_t pos = offset; pos < end;) {
+    const MappedExtent ext = map.map(pos);
+    const size_t n = size_t(std::min<uint64_t>(end - pos, ext.la + ext.llen - pos));
+    if (decode_direct(ino, ext, pos, n)) {
+      if (!direct) direct = std::make_shared<compress::UninitBytes>(size_t(end - offset));
+      const std::span<uint8_t> at = std::span(*direct).subspan(size_t(pos - offset), n);
+      decode_into(ino, ext, at, compress::Decoder::Unchecked::Zero);
+      if (!pieces.empty() && pieces.back().owner == direct && pieces.back().bytes.data() + pieces.back().bytes.size() == at.data())
+        pieces.back().bytes = {pieces.back().bytes.data(), pieces.back().bytes.size() + n};
+      else
+        pieces.push_back({direct, at});
+    } else if (is_decoded(ext) && head_only(ino, ext, pos - ext.la, n)) {
+      own(n, [&](std::span<uint8_t> b) { read_extent_head(ino, ext, pos - ext.la, b); });
+    } else if (is_decoded(ext)) {
+      auto data = decoded_extent(ino, ext);
+      pieces.push_back({data, std::span<const uint8_t>(*data).subspan(size_t(pos - ext.la), n)});
+    } else {
+      own(n, [&](std::span<uint8_t> b) { read_extent(ino, ext, pos - ext.la, b); });
+    }
+    pos += n;
+  }
+  return pieces;
+}
+
+void ImageImpl::prefetch(const Inode& ino, uint64_t offset, uint64_t length) const {
+  if (!ino.is_reg() || !format::is_compressed(ino.layout())) return;
+  const uint64_t end = std::min(ino.size, checked::add(offset, length));
+  const CompressedMap map(*this, ino);
+  for (uint64_t pos = offset; pos < end;) {
+    const MappedExtent ext = map.map(pos);
+    if (is_decoded(ext)) decoded_extent(ino, ext);
+    pos = ext.la + ext.llen;
+  }
+}
+
+void ImageImpl::read_extent(const Inode& ino, const MappedExtent& ext, uint64_t skip, std::span<uint8_t> out) const {
+  switch (ext.source) {
+    case MappedExtent::Source::Hole:
+      std::memset(out.data(), 0, out.size());
+      return;
+    case MappedExtent::Source::Fragment:
+      return read_fragment(ino, checked::add(ext.pa, skip), out);
+    case MappedExtent::Source::Device:
+    case MappedExtent::Source::Inline:
+      if (ext.algorithm < 0) return read_stored(ino, ext, skip, out);
+      if (head_only(ino, ext, skip, out.size())) return read_extent_head(ino, ext, skip, out);
+      const auto data = decoded_extent(ino, ext);
+      std::memcpy(out.data(), data->data() + skip, out.size());
+      return;
+  }
+}
+
+// Uncompressed extents are read in place. SHIFTED data starts at the pcluster's first byte;
+// INTERLACED data is rotated so that each byte keeps its offset within the block (format §3.12):
+// the first (blksz - la % blksz) bytes sit at the end of the pcluster, the rest from its start.
+void ImageImpl::read_stored(const Inode& ino, const MappedExtent& ext, uint64_t skip, std::span<uint8_t> out) const {
+  uint64_t rotation = 0;
+  if (ext.interlaced) {
+    const uint64_t head = blksz_ - (ext.la & (blksz_ - 1));
+    rotation = (ext.plen - head % ext.plen) % ext.plen;
+  }
+  size_t done = 0;
+  while (done < out.size()) {
+    const uint64_t at = (rotation + skip + done) % ext.plen;
+    const size_t n = size_t(std::min<uint64_t>(out.size() - done, ext.plen - at));
+    if (ext.source == MappedExtent::Source::Device)
+      read_device(ext.pa + at, out.subspan(done, n));
+    else
+      read_meta(ino.in_metabox(), ext.pa + at, out.subspan(done, n));
+    done += n;
+  }
+}
+
+void ImageImpl::read_fragment(const Inode& ino, uint64_t offset, std::span<uint8_t> out) const {
+  if (!packed_) throw CorruptError(fmt::format("nid {}: data in a fragment, but the image has no packed inode", ino.nid));
+  // The packed inode's own data cannot live in fragments: that would never end.
+  if (ino.nid == packed_->nid) throw CorruptError(fmt::format("nid {}: the packed inode refers to fragments", ino.nid));
+  if (checked::add(offset, out.size()) > packed_->size || read(*packed_, offset, out) != out.size())
+    throw CorruptError(fmt::format("nid {}: fragment at {} runs past the packed inode", ino.nid, offset));
+}
+
+// A read that starts inside an extent nobody has decoded is random access: decoding the extent
+// only up to the bytes asked for saves half a decode on average. A sequential reader meets every
+// extent at its start first, so it still decodes each one once, whole, into the cache.
+bool ImageImpl::head_only(const Inode& ino, const MappedExtent& ext, uint64_t skip, uint64_t length) const {
+  // Up to the extent's end, the head is the whole extent: decoded into the cache, the reader of
+  // the part before (a request handled at the same time) finds it there.
+  return skip > 0 && skip + length < ext.llen && !cache_->has(extent_key(ino, ext));
+}
+
+void ImageImpl::read_extent_head(const Inode& ino, const MappedExtent& ext, uint64_t skip, std::span<uint8_t> out) const {
+  MappedExtent head = ext;
+  head.llen = skip + out.size();
+  head.partial = true;
+  compress::UninitBytes bytes(size_t(head.llen));
+  decode_into(ino, head, bytes, compress::Decoder::Unchecked::Zero);
+  std::memcpy(out.data(), bytes.data() + skip, out.size());
+}
+
+PclusterKey ImageImpl::extent_key(const Inode& ino, const MappedExtent& ext) const {
+  // Inline pclusters are addressed within their metadata stream, so the stream is part of the key.
+  const uint8_t source = ext.source == MappedExtent::Source::Device ? 0 : ino.in_metabox() ? 2 : 1;
+  return {source, ext.pa, ext.plen, ext.llen, int8_t(ext.algorithm), ext.partial};
+}
+
+PclusterCache::Bytes ImageImpl::decoded_extent(const Inode& ino, const MappedExtent& ext) const {
+  return cache_->get_or_load(extent_key(ino, ext), [&] {
+    // Bounded by the 12 MiB extent limit: often fresh memory, where the decoder's walk of an LZ4
+    // stream costs less than zeroing it (that cost a third of the extraction of a file kept in
+    // the packed inode).
+    auto out = std::make_shared<compress::UninitBytes>(ext.llen);
+    decode_into(ino, ext, *out, compress::Decoder::Unchecked::Walk);
+    return PclusterCache::Bytes(std::move(out));
+  });
+}
+
+void ImageImpl::decode_into(const Inode& ino, const MappedExtent& ext, std::span<uint8_t> out,
+                            compress::Decoder::Unchecked unchecked) const {
+  compress::UninitBytes raw(ext.plen);  // CompressedMap bounded plen by the 1 MiB pcluster limit; read in full
+  if (ext.source == MappedExtent::Source::Device)
+    read_device(ext.pa, raw);
+  else
+    read_meta(ino.in_metabox(), ext.pa, raw);
+  std::span<const uint8_t> in(raw);
+  const bool zero_padding = sb_.has_incompat(format::kIncompatZeroPadding);
+  if (zero_padding) {
+    // The stream is right-aligned after zero padding; like the kernel, look for its first byte
+    // within the pcluster's first block only.
+    const size_t limit = size_t(std::min<uint64_t>(in.size(), blksz_ - (ext.pa & (blksz_ - 1))));
+    const auto first = std::find_if(in.begin(), in.begin() + limit, [](uint8_t b) { return b != 0; });
+    if (first == in.begin() + limit)
+      throw CorruptError(fmt::format("nid {}: pcluster at byte {} holds only zero padding", ino.nid, ext.pa));
+    in = in.subspan(size_t(first - in.begin()));
+  }
+  try {
+    auto decoder = decoders_->acquire();
+    // Without 0PADDING the stream's end is unknown, so it may hold more than the extent.
+    decoder->decode(compress::Algorithm(ext.algorithm), in, out, ext.partial || !zero_padding, unchecked);
+  } catch (const compress::DecodeError& e) {
+    throw CorruptError(fmt::format("nid {}: extent at {} ({} bytes from byte {}): {}", ino.nid, ext.la, ext.plen,
+                                   ext.pa, e.what()));
+  }
+}
+
+}  // namespace erofs::reader
