@@ -139,9 +139,12 @@ std::unique_ptr<Encoder> make_encoder(const Spec& spec, uint32_t max_pcluster_by
     case Algorithm::Lz4:
       return detail::make_lz4_encoder(a.max_level > 0, level);
     case Algorithm::Lzma: {
-      // A dictionary beyond one pcluster's worth of input buys little and slows every re-init.
+      // The dictionary spans input, not output: a pcluster of text holds several times its size
+      // of input, and matches further back than the dictionary are lost. Eight times the
+      // pcluster covers what text fills one with (measured on the linux-6.1 fs/ tree: at 64 KiB
+      // pclusters a 64 KiB dictionary cost 5% in size, 256 KiB 0.2%, 512 KiB nothing more).
       uint32_t dict = spec.dict_size;
-      if (dict == 0) dict = std::clamp<uint32_t>(std::bit_ceil(max_pcluster_bytes), 64u << 10, kMaxDict);
+      if (dict == 0) dict = std::clamp<uint32_t>(std::bit_ceil(max_pcluster_bytes) * 8, 32u << 10, kMaxDict);
       return detail::make_lzma_encoder(level, dict);
     }
     case Algorithm::Deflate:

@@ -433,9 +433,11 @@ TEST(Lzma, FirstByteIsTheInvertedPropertiesByte) {
 }
 
 TEST(Encoder, ConfigurationRecords) {
-  EXPECT_EQ(make_encoder(parse_spec("lzma"), 4096)->lzma_dict_size(), 64u << 10);
-  EXPECT_EQ(make_encoder(parse_spec("lzma"), 1u << 20)->lzma_dict_size(), 1u << 20);
-  EXPECT_EQ(make_encoder(parse_spec("lzma"), 200000)->lzma_dict_size(), 256u << 10);
+  // Eight times the largest pcluster (the input a pcluster of text holds), within 32 KiB..8 MiB.
+  EXPECT_EQ(make_encoder(parse_spec("lzma"), 4096)->lzma_dict_size(), 32u << 10);
+  EXPECT_EQ(make_encoder(parse_spec("lzma"), 65536)->lzma_dict_size(), 512u << 10);
+  EXPECT_EQ(make_encoder(parse_spec("lzma"), 1u << 20)->lzma_dict_size(), 8u << 20);
+  EXPECT_EQ(make_encoder(parse_spec("lzma"), 200000)->lzma_dict_size(), 2u << 20);
   EXPECT_EQ(make_encoder(parse_spec("lzma,dictsize=1048576"), 4096)->lzma_dict_size(), 1u << 20);
   EXPECT_EQ(make_encoder(parse_spec("deflate"), 4096)->deflate_window_bits(), 15);
   EXPECT_EQ(make_encoder(parse_spec("zstd"), 4096)->zstd_window_log(), 5);  // at least 32 KiB
