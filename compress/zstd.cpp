@@ -46,9 +46,11 @@ constexpr unsigned kMinZstdWindowLog = 15;
 
 class ZstdEncoder final : public Encoder, SteppedFiller {
  public:
+  // The window spans input, not output: eight times the largest pcluster covers the input a
+  // pcluster of text holds (at 128 KiB pclusters a one-pcluster window cost 3%), within the 1 MiB
+  // the kernel accepts. At least 32 KiB: a window of one small pcluster costs 16-20% in size.
   ZstdEncoder(int level, uint32_t max_pcluster_bytes)
-      // At least 32 KiB (as mkfs.erofs uses): a window of one small pcluster costs 16-20% in size.
-      : window_log_(std::clamp<unsigned>(std::bit_width(std::max<uint32_t>(max_pcluster_bytes, 1) - 1),
+      : window_log_(std::clamp<unsigned>(std::bit_width(std::max<uint32_t>(max_pcluster_bytes, 1) - 1) + 3,
                                          kMinZstdWindowLog, kMaxWindowLog)) {
     cctx_ = ZSTD_createCCtx();
     if (!cctx_) throw std::bad_alloc();
@@ -58,7 +60,8 @@ class ZstdEncoder final : public Encoder, SteppedFiller {
     check(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_stableInBuffer, 1), "stable input");
     // The size is unknown until the end; without a hint zstd would size its tables for a large
     // input. Text fills a pcluster with about 4x its size.
-    check(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_srcSizeHint, int(4u << window_log_)), "size hint");
+    check(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_srcSizeHint, int(4 * std::max<uint32_t>(max_pcluster_bytes, 1))),
+          "size hint");
   }
   ~ZstdEncoder() override { ZSTD_freeCCtx(cctx_); }
 

@@ -411,7 +411,7 @@ TEST(Deflate, HandMadeStreamWithPaddingBitSet) {
 
 TEST(Zstd, OneFrameWithContentSizeAndNoChecksum) {
   auto enc = make_encoder(parse_spec("zstd"), 16384);
-  EXPECT_EQ(enc->zstd_window_log(), 5);  // 32 KiB window, the smallest the encoder uses
+  EXPECT_EQ(enc->zstd_window_log(), 7);  // eight times the pcluster (stored minus 10)
   for (size_t n : {size_t(100), size_t(300), size_t(70000), size_t(200000)}) {
     const Bytes text = make_text(n, 13);
     Bytes out(16384);
@@ -440,10 +440,10 @@ TEST(Encoder, ConfigurationRecords) {
   EXPECT_EQ(make_encoder(parse_spec("lzma"), 200000)->lzma_dict_size(), 2u << 20);
   EXPECT_EQ(make_encoder(parse_spec("lzma,dictsize=1048576"), 4096)->lzma_dict_size(), 1u << 20);
   EXPECT_EQ(make_encoder(parse_spec("deflate"), 4096)->deflate_window_bits(), 15);
-  EXPECT_EQ(make_encoder(parse_spec("zstd"), 4096)->zstd_window_log(), 5);  // at least 32 KiB
-  EXPECT_EQ(make_encoder(parse_spec("zstd"), 65536)->zstd_window_log(), 6);
-  EXPECT_EQ(make_encoder(parse_spec("zstd"), 1u << 20)->zstd_window_log(), 10);
-  EXPECT_EQ(make_encoder(parse_spec("zstd"), 512)->zstd_window_log(), 5);
+  EXPECT_EQ(make_encoder(parse_spec("zstd"), 4096)->zstd_window_log(), 5);  // eight times: 32 KiB
+  EXPECT_EQ(make_encoder(parse_spec("zstd"), 65536)->zstd_window_log(), 9);
+  EXPECT_EQ(make_encoder(parse_spec("zstd"), 1u << 20)->zstd_window_log(), 10);  // the kernel's 1 MiB
+  EXPECT_EQ(make_encoder(parse_spec("zstd"), 512)->zstd_window_log(), 5);       // at least 32 KiB
   EXPECT_EQ(make_encoder(parse_spec("lz4hc"), 4096)->algorithm(), Algorithm::Lz4);
   EXPECT_THROW(make_encoder(parse_spec("lz4"), 0), std::invalid_argument);
   EXPECT_THROW(make_encoder(parse_spec("lz4"), (1u << 20) + 1), std::invalid_argument);
