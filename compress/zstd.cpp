@@ -59,9 +59,8 @@ class ZstdEncoder final : public Encoder, SteppedFiller {
     check(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, 0), "checksum");
     check(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_stableInBuffer, 1), "stable input");
     // The size is unknown until the end; without a hint zstd would size its tables for a large
-    // input. Text fills a pcluster with about 4x its size.
-    check(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_srcSizeHint, int(4 * std::max<uint32_t>(max_pcluster_bytes, 1))),
-          "size hint");
+    // input. A smaller hint than the window would also shrink the window the frame declares.
+    check(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_srcSizeHint, 1 << window_log_), "size hint");
   }
   ~ZstdEncoder() override { ZSTD_freeCCtx(cctx_); }
 

@@ -42,7 +42,7 @@ struct CompressionOptions {
   bool all_fragments = false;              // -E all-fragments: every file in the packed inode
   bool dedupe = false;                     // -E dedupe: equal extents share one pcluster
   unsigned workers = 0;                    // 0: one per core
-  uint64_t segment_bytes = 4 << 20;        // input per compression job (fixes extent boundaries)
+  uint64_t segment_bytes = 32 << 20;       // input per compression job (fixes extent boundaries)
 };
 
 struct BuildOptions {

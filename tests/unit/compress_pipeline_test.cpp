@@ -126,5 +126,57 @@ TEST(CompressPipeline, AFileThatGrewOrShrankIsAnError) {
   }
 }
 
+// A segment longer than a window is read by its worker a window at a time: the pclusters are the
+// ones the whole segment in memory gives, byte for byte, on a sparse file (holes skipped) too, and
+// its end is checked the same way.
+TEST(CompressPipeline, StreamedSegmentsGiveTheSamePclusters) {
+  Files f;
+  // Random letters: a pcluster takes much less than the encoder's window, so windows overlap.
+  std::string data(3u << 20, '\0');
+  uint32_t x = 1;
+  for (auto& c : data) c = char('a' + (x = x * 1103515245 + 12345) % 13);
+  const std::string path = f.write("long", data);
+  const std::string sparse = (f.dir / "sparse").string();
+  {
+    std::ofstream(sparse, std::ios::binary);
+    fs::resize_file(sparse, 3u << 20);
+    std::fstream out(sparse, std::ios::binary | std::ios::in | std::ios::out);
+    out.seekp(std::streamoff(1u << 20));
+    out << data.substr(0, 300000);
+  }
+  for (const std::string& file : {path, sparse}) {
+    const uint64_t size = fs::file_size(file);
+    auto run = [&](uint64_t window) {
+      PipelineOptions o = options();
+      o.segment_bytes = 1u << 20;
+      o.window_bytes = window;
+      o.segment.pcluster_bytes = 16384;
+      o.segment.max_extent = 128 << 10;  // the encoder works on far less than a segment at a time
+      std::vector<SegmentResult> out;
+      run_compress_pipeline(OnDisk(file, size).files(), o, [&](SegmentResult&& r) { out.push_back(std::move(r)); });
+      return out;
+    };
+    const auto whole = run(1u << 20), streamed = run(64 << 10);
+    ASSERT_EQ(whole.size(), streamed.size()) << file;
+    for (size_t i = 0; i < whole.size(); ++i) {
+      EXPECT_FALSE(whole[i].input.empty());
+      EXPECT_EQ(streamed[i].input.empty(), streamed[i].size > (64u << 10)) << "a streamed segment keeps no input";
+      EXPECT_EQ(whole[i].z.extents.size(), streamed[i].z.extents.size()) << file << " segment " << i;
+      EXPECT_TRUE(std::equal(whole[i].z.blocks.begin(), whole[i].z.blocks.end(), streamed[i].z.blocks.begin(),
+                             streamed[i].z.blocks.end()))
+          << file << " segment " << i;
+    }
+    try {
+      PipelineOptions o = options();
+      o.segment_bytes = 1u << 20;
+      o.window_bytes = 64 << 10;
+      run_compress_pipeline(OnDisk(file, size - 1).files(), o, [](SegmentResult&&) {});
+      ADD_FAILURE() << file << ": no error for a file that grew";
+    } catch (const BuildError& e) {
+      EXPECT_NE(std::string(e.what()).find(file + ": file grew"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace erofs::writer

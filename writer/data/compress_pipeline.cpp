@@ -1,6 +1,7 @@
 #include "writer/data/compress_pipeline.h"
 
 #include <algorithm>
+#include <cstring>
 #include <cerrno>
 #include <condition_variable>
 #include <deque>
@@ -8,7 +9,6 @@
 #include <future>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <thread>
 
 #include "util/work_queue.h"
@@ -23,6 +23,51 @@ namespace {
 struct Batch {
   std::vector<SegmentResult> segments;  // input holds the raw bytes until compressed
   uint64_t bytes = 0;                   // input bytes, counted against the budget
+  // A segment longer than a window travels alone, unread: its worker reads it through the file's
+  // reader, a window at a time.
+  std::shared_ptr<const ContentReader> stream;
+  bool holes = false;  // the file is sparse: windows that lie in a hole are not read
+};
+
+// A streamed segment's input, read into a buffer the worker keeps between segments (fresh
+// buffers for every segment cost a page fault per page). The buffer holds the extent the encoder
+// works on and a window ahead of it, so the file is read in window-sized pieces.
+class WindowedInput final : public SegmentInput {
+ public:
+  WindowedInput(const ContentReader& in, uint64_t offset, uint64_t size, uint64_t window, bool holes,
+                compress::UninitBytes& buffer)
+      : in_(in), offset_(offset), size_(size), window_(window), holes_(holes), buf_(buffer) {}
+
+  uint64_t size() const override { return size_; }
+
+  std::span<const uint8_t> at(uint64_t pos, uint64_t n) override {
+    if (pos + n > end_) refill(pos, n);
+    return {buf_.data() + (pos - start_), size_t(n)};
+  }
+
+ private:
+  // Keeps [pos, end) and reads on to at least a window past it.
+  void refill(uint64_t pos, uint64_t n) {
+    const uint64_t keep = end_ - pos;
+    std::memmove(buf_.data(), buf_.data() + (pos - start_), size_t(keep));
+    start_ = pos;
+    const uint64_t until = std::min(size_, std::max(pos + n, end_ + window_));
+    if (buf_.size() < until - start_) buf_.resize(size_t(until - start_));
+    const std::span<uint8_t> fresh(buf_.data() + keep, size_t(until - end_));
+    // The read that ends the file is always made: it checks that the file ends where it should.
+    const bool ends_file = in_.size() == offset_ + until;
+    if (holes_ && !ends_file && in_.in_hole(offset_ + end_, fresh.size()))
+      std::fill(fresh.begin(), fresh.end(), uint8_t(0));
+    else
+      in_.read(offset_ + end_, fresh);
+    end_ = until;
+  }
+
+  const ContentReader& in_;
+  const uint64_t offset_, size_, window_;
+  const bool holes_;
+  compress::UninitBytes& buf_;
+  uint64_t start_ = 0, end_ = 0;  // the segment's bytes [start_, end_) are at the buffer's start
 };
 
 struct Task {
@@ -74,13 +119,15 @@ void run_compress_pipeline(const std::vector<PipelineFile>& files, const Pipelin
   const unsigned workers = std::max(1u, o.workers);
   util::WorkQueue<std::shared_ptr<Task>> tasks;
   util::WorkQueue<std::future<Batch>> ordered;
-  Budget budget(o.segment_bytes * (2 * workers + 1));
+  // A segment of a window or less is held whole, a longer one by its worker's buffer (see held).
+  Budget budget(o.window_bytes * (2 * workers + 1));
 
   std::vector<std::thread> pool;
   for (unsigned w = 0; w < workers; ++w)
     pool.emplace_back([&] {
       // One encoder per (algorithm, pcluster size) this worker met.
       std::map<std::pair<unsigned, uint32_t>, std::unique_ptr<compress::Encoder>> encoders;
+      compress::UninitBytes window_buffer;
       std::shared_ptr<Task> t;
       while (tasks.pop(t)) {
         try {
@@ -91,7 +138,12 @@ void run_compress_pipeline(const std::vector<PipelineFile>& files, const Pipelin
             so.last_segment = r.last;
             auto& enc = encoders[{file.algorithm, so.pcluster_bytes}];
             if (!enc) enc = compress::make_encoder(o.specs.at(file.algorithm), so.pcluster_bytes);
-            r.z = compress_segment(*enc, r.input, r.offset, so);
+            if (t->batch.stream) {
+              WindowedInput in(*t->batch.stream, r.offset, r.size, o.window_bytes, t->batch.holes, window_buffer);
+              r.z = compress_segment(*enc, in, r.offset, so);
+            } else {
+              r.z = compress_segment(*enc, r.input, r.offset, so);
+            }
             if (!o.keep_input) r.input = {};
           }
           t->done.set_value(std::move(t->batch));
@@ -102,7 +154,7 @@ void run_compress_pipeline(const std::vector<PipelineFile>& files, const Pipelin
     });
 
   // The batch being filled holds at most a segment's worth, so the budget never waits for it.
-  const uint64_t batch_bytes = std::min(kBatchBytes, o.segment_bytes);
+  const uint64_t batch_bytes = std::min(kBatchBytes, o.window_bytes);
   std::thread reader([&] {
     auto t = std::make_shared<Task>();
     auto stop = [&] {
@@ -119,23 +171,33 @@ void run_compress_pipeline(const std::vector<PipelineFile>& files, const Pipelin
       const auto& file = files[f];
       if (file.size == 0) continue;
       // An error opening the file reaches the sink in file order, with its first segment.
-      std::optional<ContentReader> in;
+      std::shared_ptr<const ContentReader> in;
       std::exception_ptr open_error;
       try {
-        in.emplace(opener.open(*file.content, file.size));
+        in = std::make_shared<const ContentReader>(opener.open(*file.content, file.size));
       } catch (...) {
         open_error = std::current_exception();
       }
-      const bool holes = in && file.size > o.segment_bytes && in->sparse();
+      const bool holes = in && file.size > o.window_bytes && in->sparse();
       for (uint64_t off = 0; off < file.size; off += o.segment_bytes) {
-        uint64_t n = std::min(o.segment_bytes, file.size - off);
-        if (!t->batch.segments.empty() && t->batch.bytes + n > batch_bytes) hand_on();
-        if (!budget.acquire(n)) return stop();
+        const uint64_t n = std::min(o.segment_bytes, file.size - off);
+        const bool streamed = n > o.window_bytes && !open_error;
+        // What the segment holds in memory while it waits and while it is compressed.
+        const uint64_t held = streamed ? std::min(n, 2 * o.window_bytes) : n;
+        if (!t->batch.segments.empty() && (streamed || t->batch.bytes + held > batch_bytes)) hand_on();
+        if (!budget.acquire(held)) return stop();
         SegmentResult& r = t->batch.segments.emplace_back();
-        t->batch.bytes += n;
+        t->batch.bytes += held;
         r.file = f;
         r.offset = off;
+        r.size = n;
         r.last = off + n == file.size;
+        if (streamed) {
+          t->batch.stream = in;
+          t->batch.holes = holes;
+          hand_on();
+          continue;
+        }
         try {
           if (open_error) std::rethrow_exception(open_error);
           r.input.resize(size_t(n));

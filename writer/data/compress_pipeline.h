@@ -18,7 +18,10 @@ namespace erofs::writer {
 struct PipelineOptions {
   std::vector<compress::Spec> specs;
   ZSegmentOptions segment;          // last_segment is set per segment
-  uint64_t segment_bytes = 4 << 20;
+  uint64_t segment_bytes = 16 << 20;  // input per compression job: the cuts fix where pclusters start
+  // Segments up to this long are read whole by the reading thread; longer ones are read by their
+  // worker a window at a time (memory per worker: a window and an extent, not a segment).
+  uint64_t window_bytes = 4 << 20;
   unsigned workers = 1;
   bool keep_input = false;          // hand each segment's raw input back too
 };
@@ -33,9 +36,10 @@ struct PipelineFile {
 struct SegmentResult {
   size_t file = 0;                  // index into the files given to run()
   uint64_t offset = 0;              // first byte of the segment in the file
+  uint64_t size = 0;                // bytes of the segment
   bool last = false;                // the file's last segment
   ZSegment z;
-  compress::UninitBytes input;      // with keep_input: the segment's raw bytes
+  compress::UninitBytes input;      // with keep_input: the raw bytes of a segment of one window or less
 };
 
 // Calls `sink` on the calling thread for every segment, in order. Files of size 0 produce no

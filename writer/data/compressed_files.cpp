@@ -110,7 +110,7 @@ void CompressedFiles::compress_all(const std::vector<Job>& jobs, TailMode tails,
   for (auto& j : jobs) files.push_back({j.content, j.size, j.algorithm, j.pcluster});
   run_compress_pipeline(files, po, [&](SegmentResult&& r) {
     Plan& p = *jobs[r.file].plan;
-    uint64_t n = std::min(po.segment_bytes, jobs[r.file].size - r.offset);
+    const uint64_t n = r.size;
     bool last = r.last;
     add_segment(p, std::move(r));
     if (!from_source) return;  // the packed inode: its bytes were counted as fragments
@@ -135,7 +135,7 @@ void CompressedFiles::add_segment(Plan& p, SegmentResult&& r) {
     p.z.algorithm_type = uint8_t(copt_.algorithms.at(alg == file_algorithm_.end() ? 0 : alg->second).algorithm);
     p.zblocks = 0;
     if (r.last && flat_is_smaller(p, r.z)) {
-      write_flat(p, r.input);
+      write_flat(p, source_bytes(p, r, 0, r.size));
       return;
     }
   }
@@ -212,7 +212,7 @@ bool CompressedFiles::add_partial_ref(Plan& p, const SegmentResult& r, size_t i,
   PlannedExtent tail{e.lstart + shared, rest, out_.offset() / bs_, 0, false, e.head2, false};
   std::vector<uint8_t> blocks;
   if (rest) {
-    auto in = std::span(r.input).subspan(size_t(e.lstart - r.offset + shared), size_t(rest));
+    const auto in = source_bytes(p, r, e.lstart + shared, rest);
     auto& enc = remainder_encoders_[alg];
     if (!enc) enc = compress::make_encoder(copt_.algorithms.at(alg), largest_pcluster_);
     std::vector<uint8_t> out(size_t(e.nblocks - 1) * bs_);
@@ -310,6 +310,16 @@ void CompressedFiles::write_flat(Plan& p, std::span<const uint8_t> input) {
     p.data.blocks = (full + bs_ - 1) / bs_;
   }
   if (p.inline_tail) p.inline_bytes = tails_.append(std::span(input).subspan(size_t(full)));
+}
+
+// The pipeline keeps the raw bytes of segments of a window or less; those of a longer one are read
+// again (they are needed only when the file is stored flat or a partial reference leaves a rest).
+std::span<const uint8_t> CompressedFiles::source_bytes(const Plan& p, const SegmentResult& r, uint64_t offset,
+                                                       uint64_t length) {
+  if (!r.input.empty()) return std::span<const uint8_t>(r.input).subspan(size_t(offset - r.offset), size_t(length));
+  reread_.resize(size_t(length));
+  opener_.open(p.src->content, p.src->size).read(offset, reread_);
+  return reread_;
 }
 
 void CompressedFiles::whole_file_fragment(Plan& p, BuildStats& stats) {

@@ -55,6 +55,7 @@ class CompressedFiles {
   bool flat_is_smaller(const Plan& p, const ZSegment& z) const;
   void write_flat(Plan& p, std::span<const uint8_t> input);
   void whole_file_fragment(Plan& p, BuildStats& stats);
+  std::span<const uint8_t> source_bytes(const Plan& p, const SegmentResult& r, uint64_t offset, uint64_t length);
   uint64_t add_fragment(std::span<const uint8_t> raw);
 
   OutputImage& out_;
@@ -85,7 +86,8 @@ class CompressedFiles {
   std::map<const Plan*, unsigned> file_algorithm_;  // files whose hint picked another algorithm
   // Fragments are appended to a spill file beside the image; equal ones are stored once.
   std::unique_ptr<SpillFile> packed_;  // the packed inode's content (fragments), when used
-  ContentOpener opener_;               // whole-file fragments are read on the calling thread
+  ContentOpener opener_;               // whole-file fragments and bytes read again, on the calling thread
+  std::vector<uint8_t> reread_;
   std::map<std::tuple<uint64_t, uint64_t, uint64_t>, uint64_t> fragment_offsets_;  // (hash, length) -> offset
 };
 

@@ -23,8 +23,7 @@ std::vector<ZDigest> block_prefix_digests(std::span<const uint8_t> data, uint32_
 
 }  // namespace
 
-ZSegment compress_segment(compress::Encoder& enc, std::span<const uint8_t> data, uint64_t lstart,
-                          const ZSegmentOptions& o) {
+ZSegment compress_segment(compress::Encoder& enc, SegmentInput& data, uint64_t lstart, const ZSegmentOptions& o) {
   ZSegment seg;
   enc.start_input();
   const uint32_t bs = o.block_size;
@@ -75,7 +74,7 @@ ZSegment compress_segment(compress::Encoder& enc, std::span<const uint8_t> data,
 
   while (pos < data.size()) {
     const uint64_t remaining = data.size() - pos;
-    const auto window = data.subspan(size_t(pos), size_t(std::min<uint64_t>(remaining, o.max_extent)));
+    const auto window = data.at(pos, std::min<uint64_t>(remaining, o.max_extent));
     if (tail == TailMode::Fragment && remaining <= o.pcluster_bytes) {
       keep_tail(window, {});
       break;

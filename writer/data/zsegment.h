@@ -59,7 +59,36 @@ struct ZSegment {
   ZTailPiece tail;
 };
 
-ZSegment compress_segment(compress::Encoder& encoder, std::span<const uint8_t> data, uint64_t lstart,
+// A segment's input as compress_segment reads it: forward only, a window at a time, so a long
+// segment need not be in memory at once.
+class SegmentInput {
+ public:
+  virtual ~SegmentInput() = default;
+  virtual uint64_t size() const = 0;
+  // The bytes [pos, pos + n), contiguous. Calls come with pos never smaller than before and n at
+  // most ZSegmentOptions::max_extent; the bytes stay valid until the next call.
+  virtual std::span<const uint8_t> at(uint64_t pos, uint64_t n) = 0;
+};
+
+// A segment already in memory.
+class InputInMemory final : public SegmentInput {
+ public:
+  explicit InputInMemory(std::span<const uint8_t> data) : data_(data) {}
+  uint64_t size() const override { return data_.size(); }
+  std::span<const uint8_t> at(uint64_t pos, uint64_t n) override { return data_.subspan(size_t(pos), size_t(n)); }
+
+ private:
+  std::span<const uint8_t> data_;
+};
+
+// `lstart`: where the segment starts in the file.
+ZSegment compress_segment(compress::Encoder& encoder, SegmentInput& input, uint64_t lstart,
                           const ZSegmentOptions& options);
+
+inline ZSegment compress_segment(compress::Encoder& encoder, std::span<const uint8_t> data, uint64_t lstart,
+                                 const ZSegmentOptions& options) {
+  InputInMemory in(data);
+  return compress_segment(encoder, in, lstart, options);
+}
 
 }  // namespace erofs::writer
