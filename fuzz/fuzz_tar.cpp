@@ -32,6 +32,7 @@ namespace {
 
 namespace writer = erofs::writer;
 namespace reader = erofs::reader;
+namespace lib = erofs::lib;
 using erofs::fuzz::violation;
 
 constexpr uint64_t kMaxBuildBytes = 16u << 20;

@@ -17,6 +17,7 @@ writer::BuildOptions build_options(const BuildSettings& s) {
   writer::finish_compression_options(o, s.pcluster_bytes, s.workers,
                                      s.compress_hints.empty() ? std::vector<writer::CompressHint>{}
                                                               : writer::read_compress_hints(s.compress_hints));
+  if (!s.hot_list.empty()) o.hot_files = writer::read_hot_list(s.hot_list);
   o.source.all_root = s.all_root;
   o.source.force_uid = s.force_uid;
   o.source.force_gid = s.force_gid;

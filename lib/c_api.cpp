@@ -212,6 +212,7 @@ int erofs_builder_set(erofs_builder* b, const char* key_text, const char* value,
   else if (key == "U") s.uuid = v;
   else if (key == "L") s.label = v;
   else if (key == "compress-hints") s.compress_hints = v;
+  else if (key == "hot-list") s.hot_list = v;
   else if (key == "exclude-path") s.exclude_paths.push_back(v);
   else if (key == "exclude-regex") s.exclude_regexes.push_back(v);
   else if (key == "C") return number(s.pcluster_bytes);

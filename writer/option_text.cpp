@@ -93,6 +93,20 @@ std::vector<CompressHint> read_compress_hints(const std::string& path) {
   return hints;
 }
 
+std::vector<std::string> read_hot_list(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw OptionError("cannot read hot list " + path + ": " + std::strerror(errno));
+  std::vector<std::string> files;
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t start = line.find_first_not_of(" \t/");
+    if (start == std::string::npos || line[start] == '#') continue;
+    const size_t end = line.find_last_not_of(" \t");
+    files.push_back(line.substr(start, end - start + 1));
+  }
+  return files;
+}
+
 void finish_compression_options(BuildOptions& o, uint32_t pcluster_bytes, unsigned workers,
                                 std::vector<CompressHint> hints) {
   if (!o.compression) {

@@ -30,6 +30,9 @@ void apply_algorithms(const std::string& text, BuildOptions& options);
 // mkfs.erofs's hint file: one "PCLUSTER_BYTES REGEX [ALGORITHM_INDEX]" per line, '#' comments.
 std::vector<CompressHint> read_compress_hints(const std::string& path);
 
+// --hot-list: one path in the image per line ("usr/bin/sh" or "/usr/bin/sh"), '#' comments.
+std::vector<std::string> read_hot_list(const std::string& path);
+
 // Called once the text options are applied: checks that -E and -C come with -z and sets the
 // pcluster size, the worker count and the hints.
 void finish_compression_options(BuildOptions& options, uint32_t pcluster_bytes, unsigned workers,

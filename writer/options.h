@@ -58,6 +58,10 @@ struct BuildOptions {
   // least the block size); chunks that are holes in the source stay unmapped.
   uint32_t chunk_size = 0;
   std::optional<CompressionOptions> compression;
+  // --hot-list: regular files (paths in the image, without a leading '/') whose data is written
+  // first, in this order, and kept out of fragments, so that reading them decodes only their own
+  // pclusters (files read at boot, say).
+  std::vector<std::string> hot_files;
   SourceOptions source;
   std::function<void(const std::string&)> warn;  // non-fatal problems (skipped inputs)
   Progress* progress = nullptr;                   // updated while building, when set

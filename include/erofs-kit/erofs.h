@@ -101,8 +101,8 @@ EROFS_KIT_API erofs_builder *erofs_builder_new(erofs_error **error);
 EROFS_KIT_API void erofs_builder_free(erofs_builder *builder);
 /* Settings, spelled as erofs mkfs's options without dashes; before any entry is added:
  *   "z" ("lz4hc,12"), "C" (pcluster bytes), "E" ("ztailpacking,dedupe"), "b" (block size),
- *   "T" (UNIX time), "U", "L", "workers", "chunksize", "compress-hints" (a file), "all-root"
- *   ("1"), "force-uid", "force-gid", "exclude-path", "exclude-regex" (both repeatable),
+ *   "T" (UNIX time), "U", "L", "workers", "chunksize", "compress-hints" (a file), "hot-list"
+ *   (a file), "all-root" ("1"), "force-uid", "force-gid", "exclude-path", "exclude-regex" (both repeatable),
  *   "aufs" ("1"), "ovlfs-strip" ("1"), "mkfs-time" ("1"), "ignore-unreadable" ("1"),
  *   "verify" ("1"). */
 EROFS_KIT_API int erofs_builder_set(erofs_builder *builder, const char *key, const char *value, erofs_error **error);

@@ -161,6 +161,7 @@ struct BuildSettings {
   uint32_t pcluster_bytes = 0;  // as -C: the largest pcluster (0: one block)
   std::string extended;         // as -E: "ztailpacking,fragments,dedupe", "legacy-compress", ...
   std::string compress_hints;   // as --compress-hints: the path of a hint file
+  std::string hot_list;         // as --hot-list: a file of paths whose data goes first, kept out of fragments
   unsigned workers = 0;         // compression threads; 0: one per core. The image is the same for any count.
   uint32_t chunk_size = 0;      // as --chunksize: uncompressed files stored as chunks of this size
   std::optional<int64_t> timestamp;  // as -T: every mtime and the build time

@@ -3,8 +3,10 @@
 # x {compact, full indexes} x {plain tails, ztailpacking, fragments, all-fragments, dedupe}, built
 # from a small tree of text, random, mixed, zero and awkward files, loop-mounted and compared with
 # the source (treecmp, no relaxing option), and read back by `erofs fsck`. A larger tree and a
-# sparse file over 4 GiB go through a few combinations. The peers: Debian's fsck.erofs accepts
-# and extracts our lz4/lz4hc images, and our reader reads mkfs.erofs's compressed images.
+# sparse file over 4 GiB go through a few combinations, and a hot list (--hot-list). The peers:
+# Debian's fsck.erofs accepts and extracts our lz4/lz4hc images, our reader reads mkfs.erofs's
+# compressed images, and (where ../shared/peers has it) mkfs.erofs 1.9.3's fragments, inline-tail
+# and all-fragments images of the awkward tree.
 # Needs root, loop devices and a kernel with erofs (lz4, lzma, deflate, zstd); skips otherwise.
 # shellcheck source-path=SCRIPTDIR source=lib.bash
 source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
@@ -105,6 +107,27 @@ compare_batch "$W/full" \
     "larger tree: lzma -C1048576|-zlzma -C1048576 --workers 2" \
     "larger tree: zstd,19 -C16384 legacy|-zzstd,19 -C16384 -Elegacy-compress"
 
+# A hot list: its files first and outside the packed inode, whatever the tail options; the image
+# still mounts identical to the source, and the listed files' data carries no fragment.
+(cd "$W/full" && find . -type f -size +1k | sort | sed -n '1p;5p;9p' | sed 's|^\./||') >"$W/hot"
+echo "not/in/the/source" >>"$W/hot"
+compare_batch "$W/full" \
+    "larger tree: hot list, lz4hc -C65536 ztailpacking,fragments|-zlz4hc -C65536 -Eztailpacking,fragments --hot-list=$W/hot" \
+    "larger tree: hot list, zstd -C16384 all-fragments|-zzstd -C16384 -Eall-fragments --hot-list=$W/hot"
+hot_files_own_their_data() {
+    local img=$W/hot.img f
+    "$EROFS" mkfs -q -zlz4hc -C65536 -Eall-fragments --hot-list="$W/hot" "$img" "$W/full" 2>"$W/hot.err" || return 1
+    grep -q "hot list: not/in/the/source is not a regular file of the source" "$W/hot.err" ||
+        { echo "no warning for the missing entry"; return 1; }
+    while read -r f; do
+        [[ $f == not/* ]] && continue
+        "$EROFS" stat -e "$img" "/$f" >"$W/hot.extents" || return 1
+        if grep -q fragment "$W/hot.extents"; then echo "$f: data in a fragment"; return 1; fi
+    done <"$W/hot"
+    rm -f "$img"
+}
+check "hot list: the listed files' data is their own, the missing entry a warning" hot_files_own_their_data
+
 # A sparse file over 4 GiB (extended inode, 64-bit size): data at both ends, in the middle and
 # across the 4 GiB line.
 mkdir -p "$W/huge"
@@ -126,6 +149,32 @@ for opts in "-zlz4" "-zlz4hc -C65536" "-zlz4hc -C16384 -Elegacy-compress" "-zlz4
         bash -c 'fsck.erofs --extract="$1" "$2" >/dev/null && python3 "$3/treecmp.py" --contents-only "$4" "$1"' \
         _ "$W/peer-x" "$W/peer.img" "$EROFS_TEST_TOOLS" "$W/src"
 done
+
+# Our reader on the current reference's tail layouts: mkfs.erofs 1.9.3 (from ../shared/peers,
+# where present) builds the awkward tree with fragments, inline tails and all-fragments; erofs
+# extract gives back what the kernel mounts (the kernel is the oracle: 1.9.3 adds an empty
+# trusted.overlay.origin to opaque directories, so its images differ from the source there), and
+# erofs fsck finds nothing.
+ref_mkfs=$EROFS_SOURCE_DIR/../shared/peers/erofs-utils-1.9.3/bin/mkfs.erofs
+if [[ -x $ref_mkfs ]]; then
+    mktree "$W/awkward" awkward >/dev/null
+    for opts in "-zlz4hc -C65536 -Efragments" "-zlz4hc -C16384 -Eztailpacking" "-zlzma -C65536 -Eall-fragments" \
+        "-zzstd -C65536 -Eztailpacking,fragments,dedupe"; do
+        # shellcheck disable=SC2086
+        if "$ref_mkfs" $opts "$W/ref193.img" "$W/awkward" >/dev/null 2>&1 && mount_image "$W/ref193.img" "$W/ref193-m"; then
+            rm -rf "$W/ref193-x"
+            check "erofs extract of mkfs.erofs 1.9.3 $opts equals the kernel's mount" \
+                bash -c '"$1" extract -q "$2" "$3" && python3 "$4/treecmp.py" "$5" "$3"' \
+                _ "$EROFS" "$W/ref193.img" "$W/ref193-x" "$EROFS_TEST_TOOLS" "$W/ref193-m"
+            umount_image "$W/ref193-m"
+            check_rc "erofs fsck of mkfs.erofs 1.9.3 $opts" 0 "$EROFS" fsck -q "$W/ref193.img"
+        else
+            fail "mkfs.erofs 1.9.3 $opts, or mounting its image, failed"
+        fi
+    done
+else
+    skip_section "mkfs.erofs 1.9.3 not found at $ref_mkfs (its tail layouts are read by the compat images only)"
+fi
 
 # Our reader on mkfs.erofs's compressed images.
 for opts in "-zlz4hc" "-zlz4hc -C65536" "-zlz4hc -C16384 -Eztailpacking" "-zlz4" "-zlz4hc -C65536 -Elegacy-compress"; do

@@ -298,6 +298,41 @@ TEST(Fragments, WholeFileMapsAsPiecesOfThePackedInodesExtents) {
   fs::remove_all(dir);
 }
 
+// --hot-list: the listed files' data comes first, in the list's order, and none of it is in a
+// fragment, whatever the tail options say; the image still equals the source.
+TEST(HotList, ListedFilesFirstAndOutOfFragments) {
+  fs::path dir = fs::current_path() / "hotlist";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::path src = make_tree(dir / "src");
+  for (bool all_fragments : {false, true}) {
+    writer::BuildOptions o;
+    writer::CompressionOptions z;
+    z.algorithms.push_back(compress::parse_spec("lz4hc"));
+    z.pcluster_bytes = 16384;
+    z.ztailpacking = z.fragments = true;
+    z.all_fragments = all_fragments;
+    o.compression = z;
+    o.hot_files = {"sub/mixed", "text_65537", "sub/hardlink"};  // a hard link's second name counts too
+    std::vector<std::string> warnings;
+    o.warn = [&](const std::string& w) { warnings.push_back(w); };
+    const std::string image = (dir / "img").string();
+    auto scan = writer::scan_directory(src.string(), o.source, nullptr);
+    writer::build_image(scan.tree, image, o);
+    for (auto& p : lib::verify_image(scan.tree, image, {})) ADD_FAILURE() << p;
+    EXPECT_TRUE(warnings.empty());
+    const auto img = reader::Image::open(image);
+    for (const char* path : {"/sub/mixed", "/text_65537", "/text_100"})
+      for (const auto& e : img->extents(img->resolve(path))) EXPECT_NE(e.kind, reader::Extent::Kind::Fragment) << path;
+    // The data area starts after the superblock's block, with the first hot file; the second follows.
+    const auto first = img->extents(img->resolve("/sub/mixed")), second = img->extents(img->resolve("/text_65537"));
+    EXPECT_EQ(first.front().physical, img->block_size());
+    EXPECT_GT(second.front().physical, first.front().physical);
+    EXPECT_EQ(second.front().kind, reader::Extent::Kind::Compressed);
+  }
+  fs::remove_all(dir);
+}
+
 TEST(Errors, MissingSourceAndOutputDirectory) {
   writer::BuildOptions o;
   try {

@@ -49,7 +49,7 @@ class WindowedInput final : public SegmentInput {
   // Keeps [pos, end) and reads on to at least a window past it.
   void refill(uint64_t pos, uint64_t n) {
     const uint64_t keep = end_ - pos;
-    std::memmove(buf_.data(), buf_.data() + (pos - start_), size_t(keep));
+    if (keep) std::memmove(buf_.data(), buf_.data() + (pos - start_), size_t(keep));
     start_ = pos;
     const uint64_t until = std::min(size_, std::max(pos + n, end_ + window_));
     if (buf_.size() < until - start_) buf_.resize(size_t(until - start_));
@@ -136,6 +136,7 @@ void run_compress_pipeline(const std::vector<PipelineFile>& files, const Pipelin
             ZSegmentOptions so = o.segment;
             if (file.pcluster_bytes) so.pcluster_bytes = file.pcluster_bytes;
             so.last_segment = r.last;
+            so.tail = file.tail;
             auto& enc = encoders[{file.algorithm, so.pcluster_bytes}];
             if (!enc) enc = compress::make_encoder(o.specs.at(file.algorithm), so.pcluster_bytes);
             if (t->batch.stream) {

@@ -17,7 +17,7 @@ namespace erofs::writer {
 
 struct PipelineOptions {
   std::vector<compress::Spec> specs;
-  ZSegmentOptions segment;          // last_segment is set per segment
+  ZSegmentOptions segment;          // last_segment and tail are set per segment
   uint64_t segment_bytes = 16 << 20;  // input per compression job: the cuts fix where pclusters start
   // Segments up to this long are read whole by the reading thread; longer ones are read by their
   // worker a window at a time (memory per worker: a window and an extent, not a segment).
@@ -31,6 +31,7 @@ struct PipelineFile {
   uint64_t size;
   unsigned algorithm = 0;       // index into PipelineOptions::specs
   uint32_t pcluster_bytes = 0;  // 0: PipelineOptions::segment.pcluster_bytes
+  TailMode tail = TailMode::None;  // what the file's last piece may become
 };
 
 struct SegmentResult {

@@ -59,8 +59,15 @@ CompressedFiles::CompressedFiles(OutputImage& out, SpillFile& tails, const Build
 
 CompressedFiles::~CompressedFiles() = default;
 
+// Files of the hot list keep their tails out of the packed inode: reading them decodes only
+// their own data.
+TailMode CompressedFiles::tail_mode(const Plan& p) const {
+  if (copt_.fragments && !p.hot) return TailMode::Fragment;
+  return copt_.ztailpacking ? TailMode::Inline : TailMode::None;
+}
+
 CompressedFiles::Job CompressedFiles::job_for(Plan* p) {
-  Job j{p, &p->src->content, p->src->size};
+  Job j{p, &p->src->content, p->src->size, tail_mode(*p)};
   for (size_t i = 0; i < hint_patterns_.size(); ++i)
     if (std::regex_search(p->src->image_path, hint_patterns_[i])) {
       j.algorithm = copt_.hints[i].algorithm;
@@ -78,22 +85,21 @@ void CompressedFiles::write_files(const std::vector<Plan*>& files, BuildStats& s
       if (Progress* pr = opt_.progress) ++pr->files;  // nothing to compress, but done
       continue;
     }
-    if (copt_.all_fragments) whole_file_fragment(*p, stats);
+    if (copt_.all_fragments && !p->hot) whole_file_fragment(*p, stats);
     else jobs.push_back(job_for(p));
   }
-  compress_all(jobs, copt_.fragments ? TailMode::Fragment : copt_.ztailpacking ? TailMode::Inline : TailMode::None, true,
-               stats);
+  compress_all(jobs, true, stats);
 }
 
 bool CompressedFiles::write_packed(Plan& packed, BuildStats& stats) {
   if (!packed_ || packed_->size() == 0) return false;
   packed.data_size = packed.src->size = packed_->size();
   packed.src->content = FileContent::in_shared_file(packed_->fd(), 0, "the fragments beside the image");
-  compress_all({{&packed, &packed.src->content, packed_->size()}}, TailMode::None, false, stats);
+  compress_all({{&packed, &packed.src->content, packed_->size(), TailMode::None}}, false, stats);
   return true;
 }
 
-void CompressedFiles::compress_all(const std::vector<Job>& jobs, TailMode tails, bool from_source, BuildStats& stats) {
+void CompressedFiles::compress_all(const std::vector<Job>& jobs, bool from_source, BuildStats& stats) {
   if (jobs.empty()) return;
   PipelineOptions po;
   po.specs = copt_.algorithms;
@@ -101,13 +107,12 @@ void CompressedFiles::compress_all(const std::vector<Job>& jobs, TailMode tails,
   po.segment.pcluster_bytes = pcluster_;
   // Extents stay within the lookback distance the 11-bit index deltas can express.
   po.segment.max_extent = std::min<uint64_t>(4 << 20, 2000ull * bs_);
-  po.segment.tail = tails;
   po.segment.digests = copt_.dedupe;
   po.segment_bytes = std::max<uint64_t>(copt_.segment_bytes, pcluster_);
   po.workers = copt_.workers ? copt_.workers : std::max(1u, std::thread::hardware_concurrency());
   po.keep_input = true;
   std::vector<PipelineFile> files;
-  for (auto& j : jobs) files.push_back({j.content, j.size, j.algorithm, j.pcluster});
+  for (auto& j : jobs) files.push_back({j.content, j.size, j.algorithm, j.pcluster, j.tail});
   run_compress_pipeline(files, po, [&](SegmentResult&& r) {
     Plan& p = *jobs[r.file].plan;
     const uint64_t n = r.size;
@@ -241,7 +246,7 @@ bool CompressedFiles::add_partial_ref(Plan& p, const SegmentResult& r, size_t i,
 }
 
 void CompressedFiles::place_tail(Plan& p, const ZTailPiece& t, PlannedExtent e) {
-  if (copt_.fragments) {
+  if (tail_mode(p) == TailMode::Fragment) {
     uint64_t off = add_fragment(t.raw);
     if (t.lstart == 0) {
       p.whole_fragment = true;
@@ -291,7 +296,7 @@ void CompressedFiles::write_block_tail(Plan& p, const ZTailPiece& t, PlannedExte
 // Compression must save something: compare the pclusters, the tail and the index with the file.
 bool CompressedFiles::flat_is_smaller(const Plan& p, const ZSegment& z) const {
   uint64_t cost = z.blocks.size() + 8 + 4 * ((p.src->size + bs_ - 1) / bs_);
-  if (z.has_tail && !copt_.fragments) cost += copt_.ztailpacking ? z.tail.stream.size() : bs_;
+  if (z.has_tail && tail_mode(p) != TailMode::Fragment) cost += copt_.ztailpacking ? z.tail.stream.size() : bs_;
   return cost >= p.src->size;
 }
 

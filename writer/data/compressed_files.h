@@ -42,11 +42,13 @@ class CompressedFiles {
     Plan* plan;
     const FileContent* content;
     uint64_t size;
+    TailMode tail;
     unsigned algorithm = 0;
     uint32_t pcluster = 0;
   };
   Job job_for(Plan* p);
-  void compress_all(const std::vector<Job>& jobs, TailMode tails, bool from_source, BuildStats& stats);
+  TailMode tail_mode(const Plan& p) const;
+  void compress_all(const std::vector<Job>& jobs, bool from_source, BuildStats& stats);
   void add_segment(Plan& p, SegmentResult&& r);
   void add_deduped(Plan& p, const SegmentResult& r, size_t i);
   bool add_partial_ref(Plan& p, const SegmentResult& r, size_t i, unsigned algorithm);

@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -13,10 +15,36 @@
 namespace erofs::writer {
 namespace {
 
-std::vector<TreeInode*> depth_first(const Tree& tree) {
+// The order data is written in: the hot list's files first, in its order, then everything in
+// depth-first name order, so that reading a subtree reads the image forward.
+std::vector<TreeInode*> data_order(const Tree& tree, InodePlans& plans, const BuildOptions& o) {
   std::vector<TreeInode*> order;
-  std::vector<TreeInode*> stack = {tree.root};
   std::unordered_set<const TreeInode*> done;
+  if (!o.hot_files.empty()) {
+    // Every name of every regular file, hard links included.
+    std::unordered_map<std::string, TreeInode*> files;
+    std::vector<std::pair<const TreeInode*, std::string>> dirs = {{tree.root, ""}};
+    while (!dirs.empty()) {
+      const auto [dir, path] = dirs.back();
+      dirs.pop_back();
+      for (const Dentry& d : dir->children) {
+        std::string child = path.empty() ? d.name : path + "/" + d.name;
+        if (d.inode->is_dir()) dirs.emplace_back(d.inode, std::move(child));
+        else if (d.inode->is_reg()) files.emplace(std::move(child), d.inode);
+      }
+    }
+    for (const std::string& path : o.hot_files) {
+      auto it = files.find(path);
+      if (it == files.end()) {
+        if (o.warn) o.warn("hot list: " + path + " is not a regular file of the source");
+        continue;
+      }
+      if (!done.insert(it->second).second) continue;
+      order.push_back(it->second);
+      plans.at(it->second).hot = true;
+    }
+  }
+  std::vector<TreeInode*> stack = {tree.root};
   while (!stack.empty()) {
     TreeInode* ino = stack.back();
     stack.pop_back();
@@ -68,7 +96,7 @@ DataArea write_data(OutputImage& out, SpillFile& tails, Tree& tree, InodePlans& 
   DataArea area;
   const uint32_t bs = o.block_size;
   const uint64_t data_start = out.offset() / bs;
-  const std::vector<TreeInode*> order = depth_first(tree);
+  const std::vector<TreeInode*> order = data_order(tree, plans, o);
   if (o.compression) {
     area.compressed = std::make_unique<CompressedFiles>(out, tails, o, target);
     std::vector<Plan*> files;

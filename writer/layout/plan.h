@@ -37,6 +37,7 @@ struct Plan {
   bool compressed = false;
   ZIndexSpec z;
   bool whole_fragment = false;           // the whole file is one fragment of the packed inode
+  bool hot = false;                      // --hot-list: written first, kept out of fragments
   uint64_t zblocks = 0;                  // blocks of pclusters written for this file
 
   uint32_t inode_size() const { return extended ? 64 : 32; }

@@ -1,0 +1,67 @@
+#include "compress/prefix_search.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace erofs::compress::detail {
+namespace {
+
+// Input per output byte to start from when the input has no fill behind it: text's usual ratio.
+constexpr double kFirstRatio = 3.0;
+// A stream within room / kSlackShare bytes of the pcluster (at least kMinSlack) is full enough:
+// the last bytes cost more compressions than they save (0.4% of a pcluster at most).
+constexpr size_t kSlackShare = 256, kMinSlack = 16;
+// Candidates this close in input bytes are not worth another compression.
+constexpr size_t kClose = 16;
+constexpr int kMaxTries = 12;
+
+}  // namespace
+
+// Candidates are compressed into room for a quarter more than the pcluster, so one that does not
+// fit still tells its size: the next candidate is interpolated between the longest prefix that
+// fits and the shortest that does not (regula falsi), not halved, and a fill costs three or four
+// compressions.
+FillResult PrefixSearch::fill(size_t n, std::span<uint8_t> out, const Compress& compress) {
+  const size_t room = out.size();
+  if (n == 0 || room == 0) return {};
+  const size_t wide = room + room / 4 + 64;
+  if (trial_.size() < wide) trial_.resize(wide);
+  const size_t slack = std::max(kMinSlack, room / kSlackShare);
+  size_t lo = 0, lo_size = 0;      // the longest prefix known to fit; its stream is in `out`
+  size_t prev = 0, prev_size = 0;  // the one that fitted before it
+  size_t hi = n + 1, hi_size = 0;  // the shortest known not to (hi_size 0: size unknown)
+  // Consecutive pclusters of one input hold about as much input: start a little short of that.
+  size_t m = last_ ? last_ - last_ / 16 : size_t(double(room) * kFirstRatio);
+  for (int i = 0; i < kMaxTries && hi - lo > 1; ++i) {
+    m = std::clamp(m, lo + 1, hi - 1);
+    const size_t c = compress(m, std::span(trial_).first(wide));
+    if (c > 0 && c <= room) {
+      prev = lo;
+      prev_size = lo_size;
+      lo = m;
+      lo_size = c;
+      std::memcpy(out.data(), trial_.data(), c);
+      if (m == n || room - c <= slack) break;
+    } else {
+      hi = m;
+      hi_size = c;  // 0 when it did not fit even the wider room
+      if (lo > 0 && hi - lo <= kClose) break;
+    }
+    // The next candidate: where the stream should reach the pcluster's end, a little short of it.
+    // Near the end each input byte costs more than the average, so the slope comes from the two
+    // nearest candidates, not from the origin.
+    const double target = double(room - slack / 2);
+    if (lo > 0 && hi_size > lo_size)
+      m = lo + size_t((target - double(lo_size)) * double(hi - lo) / double(hi_size - lo_size));
+    else if (lo > 0 && prev > 0 && lo_size > prev_size)
+      m = lo + size_t((target - double(lo_size)) * double(lo - prev) / double(lo_size - prev_size)) + 1;
+    else if (lo > 0)
+      m = size_t(double(lo) * target / double(lo_size)) + 1;
+    else
+      m = hi_size ? size_t(double(hi) * target / double(hi_size)) : hi * 7 / 10;
+  }
+  last_ = lo;
+  return {lo, lo_size};
+}
+
+}  // namespace erofs::compress::detail
