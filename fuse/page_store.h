@@ -31,7 +31,7 @@ class PageStore {
   struct Job {
     fuse_ino_t ino;
     reader::Inode inode;
-    uint64_t offset, length;
+    reader::Extent extent;  // the extent the read ended inside
   };
   void work();
   void store(const Job& job);
