@@ -58,7 +58,9 @@ int run_extract(int argc, char** argv) {
   app.add_flag("--json", c.json, "Print the summary as JSON");
   if (auto rc = parse_command_line(app, argc, argv)) return *rc;
   const auto start = std::chrono::steady_clock::now();
-  auto img = open_image(c.image);
+  // Extraction decodes whole extents straight into its buffers: the cache holds only what
+  // neighbouring files share (fragments), and a small one keeps the memory bounded.
+  auto img = open_image(c.image, 16ull << 20);
   o.owners = !no_owners;
   o.xattrs = !no_xattrs;
   o.warn = [&](const std::string& m) { fmt::print(stderr, "erofs extract: warning: {}\n", m); };
