@@ -35,6 +35,15 @@ void PageStore::after_read(fuse_ino_t ino, const reader::Inode& inode, uint64_t 
   // A read that reaches the extent's end is sequential, or took the rest itself: the pages before
   // it came with the reads before it.
   if (offset + length >= e.offset + e.length) return;
+  // Stored on the second read that ends inside it: a reader that comes back to an extent is
+  // likely to read the rest (a random reader of the whole file), one that touches it once (a few
+  // random reads in a large file) would make the store's decode and copy wasted work.
+  const uint64_t key = std::hash<uint64_t>()(inode.nid * 0x9E3779B97F4A7C15ull ^ e.offset);
+  {
+    std::lock_guard l(touched_mutex_);
+    if (touched_.size() > kMaxRemembered) touched_.clear();
+    if (touched_.insert(key).second) return;
+  }
   jobs_.push({ino, inode, e});  // dropped while the thread is behind
 }
 
