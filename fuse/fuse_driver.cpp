@@ -16,6 +16,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <thread>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -26,6 +27,7 @@
 #include "format/constants.h"
 #include "fuse/page_store.h"
 #include "fuse/readahead.h"
+#include "util/task_pool.h"
 #include "reader/image.h"
 
 namespace erofs::fuse {
@@ -33,15 +35,23 @@ namespace {
 
 // The image never changes: the kernel may cache names and attributes for as long as it likes.
 constexpr double kForever = 365.0 * 24 * 3600;
+// Reads from this size on are decoded on the decoders' threads (a hand-over costs a wake-up:
+// small reads are cheaper answered at once).
+constexpr uint64_t kDecodeElsewhereBytes = 128 << 10;
+constexpr size_t kDecodesQueued = 64;
 
 struct Fs {
   std::unique_ptr<reader::Image> image;
   uint64_t root_nid = 0;
   std::unique_ptr<Readahead> readahead;
   std::unique_ptr<PageStore> page_store;
+  std::unique_ptr<util::TaskPool> decoders;
   std::string mountpoint;
   uint64_t kernel_readahead_bytes = 0;
   std::once_flag tuned;  // the kernel's readahead window, set on the first request after INIT
+  // The kernel opens files and directories without asking (set at INIT when it can): no OPEN,
+  // RELEASE, OPENDIR or RELEASEDIR request, and their pages and listings stay cached.
+  bool no_open = false, no_opendir = false;
 };
 
 void set_kernel_readahead(const std::string& mountpoint, uint64_t bytes);
@@ -130,6 +140,7 @@ void op_readlink(fuse_req_t req, fuse_ino_t ino) {
 }
 
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  if (fs_of(req).no_open) return (void)fuse_reply_err(req, ENOSYS);  // "opened" from now on without asking
   if ((fi->flags & O_ACCMODE) != O_RDONLY) return (void)fuse_reply_err(req, EROFS);
   guarded(req, "open", [&] {
     reader::Inode i = inode_of(req, ino);
@@ -175,22 +186,10 @@ void reply_stored(fuse_req_t req, const Fs& fs, const reader::Inode& i, uint64_t
   fuse_reply_data(req, vec, FUSE_BUF_SPLICE_MOVE);
 }
 
-void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
+void serve_read(fuse_req_t req, Fs& fs, fuse_ino_t ino, const reader::Inode& i, uint64_t off, uint64_t n) {
   guarded(req, "read", [&] {
-    Fs& fs = fs_of(req);
-    reader::Inode i = inode_of(req, ino);
-    const uint64_t n = std::min<uint64_t>(size, off < 0 || uint64_t(off) >= i.size ? 0 : i.size - uint64_t(off));
-    switch (i.layout()) {
-      case format::Layout::FlatPlain:
-      case format::Layout::FlatInline:
-      case format::Layout::ChunkBased:
-        if (n) return reply_stored(req, fs, i, uint64_t(off), uint64_t(off) + n);
-        break;
-      default:
-        break;
-    }
     // Decoded data goes to the kernel from the pcluster cache itself, without a copy here.
-    const auto pieces = fs.image->read_shared(i, uint64_t(off), n);
+    const auto pieces = fs.image->read_shared(i, off, n);
     std::vector<iovec> iov;
     iov.reserve(pieces.size());
     size_t got = 0;
@@ -199,13 +198,44 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
       got += p.bytes.size();
     }
     fuse_reply_iov(req, iov.data(), int(iov.size()));
-    if (fs.readahead) fs.readahead->after_read(i, uint64_t(off), got);
-    if (fs.page_store && got) fs.page_store->after_read(ino, i, uint64_t(off), got);
+    if (fs.readahead) fs.readahead->after_read(i, off, got);
+    if (fs.page_store && got) fs.page_store->after_read(ino, i, off, got);
   });
 }
 
-void op_init(void*, fuse_conn_info* conn) {
+// Large reads of compressed data go to the decoders, so that the kernel's readahead requests
+// (several at once) are decoded in parallel; everything else is answered on the thread that
+// received it.
+void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
+  guarded(req, "read", [&] {
+    Fs& fs = fs_of(req);
+    reader::Inode i = inode_of(req, ino);
+    const uint64_t at = off < 0 ? 0 : uint64_t(off);
+    const uint64_t n = std::min<uint64_t>(size, at >= i.size ? 0 : i.size - at);
+    if (!format::is_compressed(i.layout())) {
+      if (n) return reply_stored(req, fs, i, at, at + n);
+    } else if (n >= kDecodeElsewhereBytes && fs.decoders &&
+               fs.decoders->submit([req, &fs, ino, i, at, n] { serve_read(req, fs, ino, i, at, n); })) {
+      return;
+    }
+    serve_read(req, fs, ino, i, at, n);
+  });
+}
+
+void op_init(void* userdata, fuse_conn_info* conn) {
+  Fs& fs = *static_cast<Fs*>(userdata);
   if (conn->capable & FUSE_CAP_SPLICE_WRITE) conn->want |= FUSE_CAP_SPLICE_WRITE;
+  // Nothing is opened for writing (the mount is read-only, which the kernel enforces itself) and
+  // no open needs state: the kernel may skip OPEN and OPENDIR, keeping the page cache and the
+  // listings (its defaults when it does not ask).
+  fs.no_open = conn->capable & FUSE_CAP_NO_OPEN_SUPPORT;
+  fs.no_opendir = conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT;
+  if (fs.no_open) conn->want |= FUSE_CAP_NO_OPEN_SUPPORT;
+  if (fs.no_opendir) conn->want |= FUSE_CAP_NO_OPENDIR_SUPPORT;
+  // Every listing carries the entries' attributes (READDIRPLUS, not only the first batch of a
+  // directory as the kernel's adaptive mode does): a walker that stats what it lists (ls -l, tar,
+  // find) then sends no LOOKUP for them, and attributes cost nothing extra here.
+  conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
   // libfuse sizes the kernel's largest request (max_pages) from max_write: 1 MiB reads.
   conn->max_write = 1 << 20;
 }
@@ -225,32 +255,25 @@ void set_kernel_readahead(const std::string& mountpoint, uint64_t bytes) {
   }
 }
 
-// Directory handles hold the listing, so readdir offsets stay valid across calls.
+// Listings need no handle: a readdir offset is a position in the directory (read_dir_at).
 void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  if (fs_of(req).no_opendir) return (void)fuse_reply_err(req, ENOSYS);  // listed without opening from now on
   guarded(req, "opendir", [&] {
-    Fs& fs = fs_of(req);
-    reader::Inode dir = inode_of(req, ino);
-    if (!dir.is_dir()) return (void)fuse_reply_err(req, ENOTDIR);
-    auto entries = std::make_unique<std::vector<reader::DirEntry>>();
-    fs.image->read_dir(dir, [&](const reader::DirEntry& e) {
-      entries->push_back(e);
-      return true;
-    });
-    fi->fh = reinterpret_cast<uint64_t>(entries.release());
+    if (!inode_of(req, ino).is_dir()) return (void)fuse_reply_err(req, ENOTDIR);
+    fi->fh = 0;
     fi->keep_cache = 1;
     fi->cache_readdir = 1;
     fuse_reply_open(req, fi);
   });
 }
 
-void readdir_common(fuse_req_t req, size_t size, off_t off, fuse_file_info* fi, bool plus) {
+void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus) {
   guarded(req, plus ? "readdirplus" : "readdir", [&] {
     Fs& fs = fs_of(req);
-    auto& entries = *reinterpret_cast<std::vector<reader::DirEntry>*>(fi->fh);
+    const reader::Inode dir = inode_of(req, ino);
     std::vector<char> buf(size);
     size_t used = 0;
-    for (size_t i = size_t(off); i < entries.size(); ++i) {
-      const auto& e = entries[i];
+    fs.image->read_dir_at(dir, uint64_t(off), [&](const reader::DirEntry& e, uint64_t next) {
       size_t n;
       if (plus) {
         fuse_entry_param p{};
@@ -263,30 +286,26 @@ void readdir_common(fuse_req_t req, size_t size, off_t off, fuse_file_info* fi, 
           p.attr.st_ino = e.nid;
           p.attr.st_mode = S_IFDIR;
         }
-        n = fuse_add_direntry_plus(req, buf.data() + used, size - used, e.name.c_str(), &p, off_t(i + 1));
+        n = fuse_add_direntry_plus(req, buf.data() + used, size - used, e.name.c_str(), &p, off_t(next));
       } else {
         struct stat st {};
         st.st_ino = e.nid;
         st.st_mode = uint32_t(e.file_type) == 2 ? S_IFDIR : 0;
-        n = fuse_add_direntry(req, buf.data() + used, size - used, e.name.c_str(), &st, off_t(i + 1));
+        n = fuse_add_direntry(req, buf.data() + used, size - used, e.name.c_str(), &st, off_t(next));
       }
-      if (n > size - used) break;
+      if (n > size - used) return false;
       used += n;
-    }
+      return true;
+    });
     fuse_reply_buf(req, buf.data(), used);
   });
 }
 
-void op_readdir(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
-  readdir_common(req, size, off, fi, false);
+void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
+  readdir_common(req, ino, size, off, false);
 }
-void op_readdirplus(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
-  readdir_common(req, size, off, fi, true);
-}
-
-void op_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-  delete reinterpret_cast<std::vector<reader::DirEntry>*>(fi->fh);
-  fuse_reply_err(req, 0);
+void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
+  readdir_common(req, ino, size, off, true);
 }
 
 void op_statfs(fuse_req_t req, fuse_ino_t) {
@@ -344,7 +363,6 @@ const fuse_lowlevel_ops kOps = [] {
   ops.opendir = op_opendir;
   ops.readdir = op_readdir;
   ops.readdirplus = op_readdirplus;
-  ops.releasedir = op_releasedir;
   ops.statfs = op_statfs;
   ops.getxattr = op_getxattr;
   ops.listxattr = op_listxattr;
@@ -382,6 +400,7 @@ int mount_and_serve(const MountOptions& o) {
   try {
     reader::OpenOptions ro;
     ro.pcluster_cache_bytes = o.cache_bytes;
+    ro.metadata_cache_bytes = o.meta_cache_bytes;
     // Replies come from zeroed buffers (compress::DecoderConfig::check_lz4_offsets); fsck checks.
     ro.check_lz4_offsets = false;
     fs.image = reader::Image::open(o.image, ro);
@@ -416,10 +435,14 @@ int mount_and_serve(const MountOptions& o) {
         if (o.readahead_bytes)
           fs.readahead = std::make_unique<Readahead>(*fs.image, o.readahead_threads, o.readahead_bytes);
         fs.page_store = std::make_unique<PageStore>(*fs.image, se);
-        fuse_loop_config cfg{};
-        cfg.clone_fd = 0;
-        cfg.max_idle_threads = 16;
-        rc = fuse_session_loop_mt(se, &cfg) == 0 ? 0 : 1;
+        fs.decoders = std::make_unique<util::TaskPool>(std::max(1u, std::thread::hardware_concurrency()),
+                                                       kDecodesQueued);
+        // One thread receives every request and answers all but large decodes at once. A client
+        // that waits for each answer (a tree walk, random reads) then wakes one thread per
+        // request: libfuse's multithreaded loop hands consecutive requests to different threads,
+        // and took twice the daemon's CPU time for `tar` of the linux tree.
+        rc = fuse_session_loop(se) == 0 ? 0 : 1;
+        fs.decoders.reset();  // answers the reads still queued
         fs.page_store.reset();
         fs.readahead.reset();
       }

@@ -14,6 +14,7 @@ struct MountOptions {
   bool foreground = false;
   bool debug = false;
   uint64_t cache_bytes = 256ull << 20;  // decoded pclusters kept (-o cache_size=)
+  uint64_t meta_cache_bytes = 64ull << 20;  // metadata blocks kept (-o meta_cache_size=)
   unsigned readahead_threads = 0;       // 0: one per core (-o readahead_threads=)
   uint64_t readahead_bytes = 0;         // decoded ahead of a sequential reader (-o readahead=)
   uint64_t kernel_readahead_bytes = 1 << 20;  // the kernel's readahead window (-o kernel_readahead=)

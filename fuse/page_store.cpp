@@ -22,7 +22,29 @@ PageStore::~PageStore() {
 }
 
 void PageStore::after_read(fuse_ino_t ino, const reader::Inode& inode, uint64_t offset, size_t length) {
-  jobs_.push({ino, inode, offset, length});  // dropped while the thread is behind
+  // Most reads need nothing stored (they end where an extent ends: the end of a file read whole,
+  // a sequential reader): told here, on the reading thread, they cost no hand-over to this one.
+  if (offset + length >= inode.size) return;
+  reader::Extent e;
+  try {
+    e = image_.extent_at(inode, offset);
+  } catch (const std::exception&) {
+    return;  // the read itself reported it
+  }
+  if (e.kind == reader::Extent::Kind::Hole || e.kind == reader::Extent::Kind::Plain) return;
+  // A read that reaches the extent's end is sequential, or took the rest itself: the pages before
+  // it came with the reads before it.
+  if (offset + length >= e.offset + e.length) return;
+  // Stored on the second read that ends inside it: a reader that comes back to an extent is
+  // likely to read the rest (a random reader of the whole file), one that touches it once (a few
+  // random reads in a large file) would make the store's decode and copy wasted work.
+  const uint64_t key = std::hash<uint64_t>()(inode.nid * 0x9E3779B97F4A7C15ull ^ e.offset);
+  {
+    std::lock_guard l(touched_mutex_);
+    if (touched_.size() > kMaxRemembered) touched_.clear();
+    if (touched_.insert(key).second) return;
+  }
+  jobs_.push({ino, inode, e});  // dropped while the thread is behind
 }
 
 void PageStore::work() {
@@ -36,11 +58,7 @@ void PageStore::work() {
 }
 
 void PageStore::store(const Job& job) {
-  const reader::Extent e = image_.extent_at(job.inode, job.offset);
-  if (e.kind == reader::Extent::Kind::Hole || e.kind == reader::Extent::Kind::Plain) return;
-  // A read that reaches the extent's end is sequential, or took the rest itself: the pages before
-  // it came with the reads before it.
-  if (job.offset + job.length >= e.offset + e.length) return;
+  const reader::Extent& e = job.extent;
   const uint64_t key = std::hash<uint64_t>()(job.inode.nid * 0x9E3779B97F4A7C15ull ^ e.offset);
   if (!stored_.insert(key).second) return;
   if (stored_.size() > kMaxRemembered) stored_.clear();

@@ -1,14 +1,16 @@
 // After a read of part of a compressed extent, puts the rest of the decoded extent into the
 // kernel's page cache (fuse_lowlevel_notify_store), as the kernel's own erofs does: the pcluster is
 // decoded once, and further reads inside that extent never reach the daemon. Random reads of big
-// pclusters gain the most. Runs on its own thread, because storing waits for page locks that reads
-// still in flight may hold.
+// pclusters gain the most. Only an extent that a second read ends inside is stored: one touched
+// once (a few random reads in a large file) would make the store wasted work. Runs on its own
+// thread, because storing waits for page locks that reads still in flight may hold.
 #pragma once
 
 #define FUSE_USE_VERSION 35
 #include <fuse3/fuse_lowlevel.h>
 
 #include <cstdint>
+#include <mutex>
 #include <thread>
 #include <unordered_set>
 
@@ -31,7 +33,7 @@ class PageStore {
   struct Job {
     fuse_ino_t ino;
     reader::Inode inode;
-    uint64_t offset, length;
+    reader::Extent extent;  // the extent the read ended inside
   };
   void work();
   void store(const Job& job);
@@ -39,7 +41,9 @@ class PageStore {
   const reader::Image& image_;
   fuse_session* session_;
   util::WorkQueue<Job> jobs_;
-  std::unordered_set<uint64_t> stored_;  // extents stored lately, by (nid, extent start) hash
+  std::mutex touched_mutex_;
+  std::unordered_set<uint64_t> touched_;  // extents a read ended inside, by (nid, extent start) hash
+  std::unordered_set<uint64_t> stored_;   // extents stored lately (the storing thread's)
   std::thread thread_;
 };
 

@@ -1,6 +1,7 @@
 #include "fuse/readahead.h"
 
 #include <algorithm>
+#include <thread>
 
 namespace erofs::fuse {
 namespace {
@@ -9,15 +10,10 @@ constexpr size_t kMaxQueued = 64;
 }  // namespace
 
 Readahead::Readahead(const reader::Image& image, unsigned threads, uint64_t window_bytes)
-    : image_(image), window_(window_bytes), jobs_(kMaxQueued) {
-  unsigned n = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
-  for (unsigned i = 0; i < n; ++i) threads_.emplace_back([this] { work(); });
-}
+    : image_(image), window_(window_bytes),
+      pool_(threads ? threads : std::max(1u, std::thread::hardware_concurrency()), kMaxQueued) {}
 
-Readahead::~Readahead() {
-  jobs_.cancel();
-  for (auto& t : threads_) t.join();
-}
+Readahead::~Readahead() { pool_.cancel(); }
 
 void Readahead::after_read(const reader::Inode& inode, uint64_t offset, size_t length) {
   if (!inode.is_reg() || !format::is_compressed(inode.layout())) return;  // flat data needs no decoding
@@ -32,18 +28,18 @@ void Readahead::after_read(const reader::Inode& inode, uint64_t offset, size_t l
   uint64_t want = std::min(inode.size, s.next + window_);
   uint64_t from = std::max(s.ahead, s.next);
   const uint64_t piece = std::max<uint64_t>(window_ / 4, 64 << 10);
-  for (; from < want && jobs_.push({inode, from, std::min(piece, want - from)}); from += piece) {
+  for (; from < want; from += piece) {
+    const uint64_t length = std::min(piece, want - from);
+    if (!pool_.submit([this, inode, from, length] { prefetch(inode, from, length); })) break;
   }
   s.ahead = std::max(s.ahead, from);
 }
 
-void Readahead::work() {
-  for (Job job; jobs_.pop(job);) {
-    try {
-      image_.prefetch(job.inode, job.offset, job.length);
-    } catch (const std::exception&) {
-      // The reader that asked for these bytes gets the error itself when it reaches them.
-    }
+void Readahead::prefetch(const reader::Inode& inode, uint64_t offset, uint64_t length) {
+  try {
+    image_.prefetch(inode, offset, length);
+  } catch (const std::exception&) {
+    // The reader that asked for these bytes gets the error itself when it reaches them.
   }
 }
 

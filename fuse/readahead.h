@@ -5,12 +5,10 @@
 
 #include <cstdint>
 #include <mutex>
-#include <thread>
 #include <unordered_map>
-#include <vector>
 
-#include "util/work_queue.h"
 #include "reader/image.h"
+#include "util/task_pool.h"
 
 namespace erofs::fuse {
 
@@ -28,18 +26,13 @@ class Readahead {
     uint64_t next = 0;     // where a sequential read would start
     uint64_t ahead = 0;    // bytes up to here are queued or done
   };
-  struct Job {
-    reader::Inode inode;
-    uint64_t offset, length;
-  };
-  void work();
+  void prefetch(const reader::Inode& inode, uint64_t offset, uint64_t length);
 
   const reader::Image& image_;
   uint64_t window_;
   std::mutex mutex_;  // guards streams_
   std::unordered_map<uint64_t, Stream> streams_;  // by nid
-  util::WorkQueue<Job> jobs_;
-  std::vector<std::thread> threads_;
+  util::TaskPool pool_;  // last: its threads stop before the rest goes
 };
 
 }  // namespace erofs::fuse

@@ -134,22 +134,49 @@ Result<std::vector<Xattr>> Image::xattrs(std::string_view path) const {
   });
 }
 
-Result<void> Image::extract(const std::string& destination, std::string_view path, bool owners) const {
-  return lib::guarded<void>([&] {
+Result<ExtractSummary> Image::extract(const std::string& destination, const ExtractSettings& settings) const {
+  return lib::guarded<ExtractSummary>([&] {
     reader::ExtractOptions o;
-    o.owners = owners;
-    o.subtree = std::string(path);
-    reader::extract_image(*impl_->image, destination, o);
+    o.subtree = settings.path;
+    o.owners = settings.owners;
+    o.xattrs = settings.xattrs;
+    o.workers = settings.workers;
+    o.warn = settings.on_warning;
+    o.error = settings.on_error;
+    if (settings.on_progress)
+      o.progress = [&](const reader::ExtractProgress& p) { settings.on_progress({p.entries, p.total_inodes, p.bytes}); };
+    o.progress_interval_ms = settings.progress_interval_ms;
+    const reader::ExtractStats s = reader::extract_image(*impl_->image, destination, o);
+    return ExtractSummary{s.directories, s.files, s.symlinks, s.specials, s.hard_links, s.bytes, s.errors, s.warnings};
   }, ErrorCode::Corrupt);
 }
 
-Result<CheckReport> Image::check(bool data) const {
+Result<void> Image::extract(const std::string& destination, std::string_view path, bool owners) const {
+  ExtractSettings settings;
+  settings.path = std::string(path);
+  settings.owners = owners;
+  std::string first;
+  settings.on_error = [&](const std::string& m) {
+    if (first.empty()) first = m;
+  };
+  auto r = extract(destination, settings);
+  if (!r) return r.error();
+  if (r.value().errors)
+    return Error{ErrorCode::Corrupt, 0,
+                 r.value().errors == 1 ? first : fmt::format("{} (and {} more entries)", first, r.value().errors - 1)};
+  return {};
+}
+
+Result<CheckReport> Image::check(const CheckSettings& settings) const {
   return lib::guarded<CheckReport>([&] {
     reader::FsckOptions o;
-    o.check_data = data;
+    o.check_data = settings.data;
+    o.workers = settings.workers;
     auto r = reader::fsck_image(impl_->path, o);
     return CheckReport{std::move(r.problems), r.inodes, r.directories, r.files, r.data_bytes};
   });
 }
+
+Result<CheckReport> Image::check(bool data) const { return check(CheckSettings{data, 0}); }
 
 }  // namespace erofs

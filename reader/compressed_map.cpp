@@ -1,6 +1,7 @@
 #include "reader/compressed_map.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -50,7 +51,7 @@ CompressedMap::CompressedMap(const ImageImpl& image, const Inode& inode) : image
   header_pos_ = checked::round_up(inode.meta_end(), 8);
   if (checked::add(header_pos_, kMapHeaderSize) > stream) corrupt("compression map header is outside the image");
   uint8_t raw[kMapHeaderSize];
-  image.read_meta(mb, header_pos_, raw);
+  read_index(header_pos_, raw);
   if (uint64_t offset; MapHeader::whole_file_fragment(raw, offset)) {
     whole_file_fragment_ = has_fragment_ = true;
     fragment_off_ = offset;
@@ -134,7 +135,7 @@ CompressedMap::Lcluster CompressedMap::load(uint64_t lcn) const {
 
 CompressedMap::Lcluster CompressedMap::load_full(uint64_t lcn) const {
   uint8_t raw[format::kFullIndexSize];
-  image_.read_meta(inode_.in_metabox(), header_pos_ + kFullIndexStartPad + lcn * format::kFullIndexSize, raw);
+  read_index(header_pos_ + kFullIndexStartPad + lcn * format::kFullIndexSize, raw);
   const auto idx = format::LclusterIndex::decode(raw);
   Lcluster e;
   e.lcn = lcn;
@@ -164,7 +165,7 @@ CompressedMap::Lcluster CompressedMap::load_compact(uint64_t lcn) const {
   const uint32_t pack_size = four ? kPack4BBytes : kPack2BBytes;
   const uint32_t encode_bits = four ? kPack4BBits : kPack2BBits;
   uint8_t pack[kPack2BBytes];
-  image_.read_meta(inode_.in_metabox(), header_pos_ + kMapHeaderSize + slot.pack_offset, std::span(pack, pack_size));
+  read_index(header_pos_ + kMapHeaderSize + slot.pack_offset, std::span(pack, pack_size));
 
   const unsigned lo_bits = std::max(lcluster_bits_, kCompactLoBitsMin);
   struct Entry {
@@ -295,6 +296,24 @@ uint32_t CompressedMap::compressed_blocks(const Lcluster& head) const {
   return next.cblkcnt;
 }
 
+void CompressedMap::read_index(uint64_t pos, std::span<uint8_t> out) const {
+  const bool mb = inode_.in_metabox();
+  const uint64_t end = checked::add(pos, out.size());
+  if (!unit_ || pos < unit_pos_ || end > unit_pos_ + unit_->size()) {
+    const uint64_t first = pos >> kMetaUnitBits;
+    // Entries across two units, or outside the stream (read_meta says so), are read as they are.
+    if (((end - 1) >> kMetaUnitBits) != first || end > image_.meta_size(mb)) return image_.read_meta(mb, pos, out);
+    unit_ = image_.meta_unit(mb, first);
+    unit_pos_ = first << kMetaUnitBits;
+  }
+  std::memcpy(out.data(), unit_->data() + (pos - unit_pos_), out.size());
+}
+
+uint64_t CompressedMap::index_step() const {
+  if (whole_file_fragment_ || (extents_ && record_size_ > 8)) return 0;
+  return uint64_t(1) << lcluster_bits_;
+}
+
 MappedExtent CompressedMap::fragment(uint64_t la, uint64_t llen) const {
   MappedExtent x;
   x.la = la;
@@ -359,7 +378,7 @@ uint64_t CompressedMap::add_lengths(uint64_t base, uint64_t pos, uint64_t n) con
   uint8_t chunk[ExtentStarts::kStride * 4];
   while (n > 0) {
     const size_t k = size_t(std::min<uint64_t>(n, sizeof chunk / 4));
-    image_.read_meta(inode_.in_metabox(), pos, std::span(chunk, k * 4));
+    read_index(pos, std::span(chunk, k * 4));
     for (size_t i = 0; i < k; ++i) base = checked::add(base, format::get_le32(chunk + 4 * i) & format::kExtentPlenMask);
     records_read.fetch_add(k, std::memory_order_relaxed);
     pos += k * 4;
@@ -391,7 +410,6 @@ uint64_t CompressedMap::record_start(uint64_t index, uint64_t base, uint64_t rec
 
 MappedExtent CompressedMap::map_encoded_extents(uint64_t offset) const {
   using namespace format;
-  const bool mb = inode_.in_metabox();
   uint64_t pos = checked::round_up(header_pos_ + kMapHeaderSize, record_size_);
   uint8_t rec[32];
   ExtentRecord r;
@@ -404,15 +422,15 @@ MappedExtent CompressedMap::map_encoded_extents(uint64_t offset) const {
     const uint64_t count = (inode_.size >> lcluster_bits_) + ((inode_.size & ((1ull << lcluster_bits_) - 1)) != 0);
     if (record_size_ == 4) {
       uint8_t start[8];
-      image_.read_meta(mb, pos, start);
+      read_index(pos, start);
       pos += 8;
       const uint64_t pa = record_start(index, get_le64(start), pos);
-      image_.read_meta(mb, pos + index * 4, std::span(rec, 4));
+      read_index(pos + index * 4, std::span(rec, 4));
       records_read.fetch_add(1, std::memory_order_relaxed);
       r = ExtentRecord::decode(rec, 4);
       r.pstart = pa;
     } else {
-      image_.read_meta(mb, pos + index * 8, std::span(rec, 8));
+      read_index(pos + index * 8, std::span(rec, 8));
       r = ExtentRecord::decode(rec, 8);
     }
     lstart = index << lcluster_bits_;
@@ -425,7 +443,7 @@ MappedExtent CompressedMap::map_encoded_extents(uint64_t offset) const {
     lend = inode_.size;
     while (lo < hi) {
       const uint64_t mid = lo + (hi - lo) / 2;
-      image_.read_meta(mb, pos + mid * record_size_, std::span(rec, record_size_));
+      read_index(pos + mid * record_size_, std::span(rec, record_size_));
       const ExtentRecord m = ExtentRecord::decode(rec, record_size_);
       if (m.lstart > offset) {
         if (m.lstart > lend) corrupt(fmt::format("extent record {} starts at {}, past {}", mid, m.lstart, lend));

@@ -9,11 +9,13 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
 #include "format/zmap.h"
 #include "reader/image.h"
+#include "reader/meta_cache.h"
 
 namespace erofs::reader {
 
@@ -35,6 +37,8 @@ struct MappedExtent {
   int algorithm = -1;        // compress::Algorithm id; -1: stored uncompressed
   bool interlaced = false;   // uncompressed and rotated in its pcluster (format §3.12)
   bool partial = false;      // the stream decodes to more than llen bytes (dedupe PARTIAL_REF)
+
+  bool operator==(const MappedExtent&) const = default;
 };
 
 // Where the pclusters of files with 4-byte encoded-extent records start. Such a record holds only
@@ -76,6 +80,10 @@ class CompressedMap {
   CompressedMap(const ImageImpl& image, const Inode& inode);
   // The extent holding byte `offset` (< inode size).
   MappedExtent map(uint64_t offset) const;
+  // How far apart offsets that read different index entries lie (the lcluster size); 0 when an
+  // offset's entry is found by a search over all of them (sorted extent records, whole-file
+  // fragments), so mapping every offset would follow nothing new.
+  uint64_t index_step() const;
 
  private:
   // One lcluster index entry, full or compact, decoded to the same shape.
@@ -108,6 +116,9 @@ class CompressedMap {
   // `base` plus the lengths of the `n` 4-byte records from position `pos`.
   uint64_t add_lengths(uint64_t base, uint64_t pos, uint64_t n) const;
   MappedExtent fragment(uint64_t la, uint64_t llen) const;
+  // Index bytes at `pos` of the inode's metadata stream. The cache unit they came from is kept:
+  // the entries one mapping reads, one after another, then cost a copy each, not a lookup.
+  void read_index(uint64_t pos, std::span<uint8_t> out) const;
   [[noreturn]] void corrupt(const std::string& what) const;
 
   const ImageImpl& image_;
@@ -126,6 +137,8 @@ class CompressedMap {
   uint32_t record_size_ = 0;
   uint64_t extent_count_ = 0;
   format::CompactLayout compact_;
+  mutable MetaCache::Block unit_;  // the metadata cache unit read_index used last
+  mutable uint64_t unit_pos_ = 0;  // where it starts in the stream
 };
 
 }  // namespace erofs::reader

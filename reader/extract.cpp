@@ -1,253 +1,206 @@
-#include "reader/extract.h"
-
+// The extraction engine's walk: directories, entries handed to the workers, large files cut into
+// pieces (reader/extract_engine.h).
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/sysmacros.h>
-#include <sys/xattr.h>
-#include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
-#include <cstring>
-#include <map>
-#include <set>
-#include <span>
-#include <stdexcept>
+#include <thread>
 
 #include <fmt/format.h>
 
-#include "format/constants.h"
-#include "reader/image.h"
+#include "reader/extract_engine.h"
 
 namespace erofs::reader {
-namespace {
+namespace extract_detail {
 
-IoError sys_error(const std::string& what, int err) {
-  return IoError(fmt::format("{}: {}", what, std::strerror(err)), err);
-}
 
-struct Fd {
-  int fd;
-  explicit Fd(int f) : fd(f) {}
-  Fd(Fd&& o) noexcept : fd(o.fd) { o.fd = -1; }
-  Fd(const Fd&) = delete;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
+ExtractStats Engine::run(const std::string& dest) {
+  if (::mkdir(dest.c_str(), 0755) != 0 && errno != EEXIST) throw sys_error("cannot create " + dest, errno);
+  const int fd = ::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ELOOP || errno == ENOTDIR)
+      throw DestinationError("destination " + dest + " is not a directory (symlinks are not followed)", ENOTDIR);
+    throw sys_error("cannot open " + dest, errno);
   }
-};
+  auto top = std::make_shared<Dir>();
+  top->fd = Fd(fd);
+  root_ = fd;
+  attrs_.emplace(img_, owners_, opt_.xattrs, fd);
+  const Inode ino = img_.resolve(opt_.subtree);
+  next_progress_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(opt_.progress_interval_ms);
 
-// Opens a directory below `root` without crossing any symlink or leaving the tree.
-int open_beneath(int root, const std::string& rel) {
-  struct open_how how {};
-  how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
-  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  return int(::syscall(SYS_openat2, root, rel.empty() ? "." : rel.c_str(), &how, sizeof how));
-}
-
-class Extractor {
- public:
-  Extractor(const Image& img, const ExtractOptions& o) : img_(img), opt_(o), as_root_(::geteuid() == 0) {}
-
-  ExtractStats run(const std::string& dest) {
-    if (::mkdir(dest.c_str(), 0755) != 0 && errno != EEXIST) throw sys_error("cannot create " + dest, errno);
-    int fd = ::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-      if (errno == ELOOP || errno == ENOTDIR)
-        throw std::runtime_error("destination " + dest + " is not a directory (symlinks are not followed)");
-      throw sys_error("cannot open " + dest, errno);
-    }
-    Fd root(fd);
-    root_ = fd;
-    Inode top = img_.resolve(opt_.subtree);
-    if (top.is_dir()) {
-      fill_dir(fd, "", top, "/");
-      apply_metadata(fd, ".", top, true);
+  std::vector<std::thread> threads;
+  if (workers_ > 1)
+    for (unsigned i = 0; i < workers_; ++i)
+      threads.emplace_back([this] {
+        Worker w;
+        for (std::vector<Job> batch; jobs_.pop(batch);)
+          for (Job& job : batch) run_job(w, job);
+      });
+  try {
+    if (ino.is_dir()) {
+      top->ino = ino;
+      top->path.assign(1, '/');
+      active_.insert(ino.nid);
+      filled_.insert(ino.nid);
+      walk(top);
     } else {
-      auto slash = opt_.subtree.find_last_of('/');
-      std::string name = slash == std::string::npos ? opt_.subtree : opt_.subtree.substr(slash + 1);
-      create(fd, "", name, top, opt_.subtree);
+      const auto slash = opt_.subtree.find_last_of('/');
+      Job job;
+      job.parent = top;
+      job.name = slash == std::string::npos ? opt_.subtree : opt_.subtree.substr(slash + 1);
+      job.path = opt_.subtree;
+      job.ino = ino;
+      top->pending.fetch_add(1);
+      submit({std::move(job)});
     }
-    return stats_;
+  } catch (...) {
+    fatal(std::current_exception());
   }
+  release(top);  // the walk's own hold
+  jobs_.close();
+  for (auto& t : threads) t.join();
+  if (fatal_) std::rethrow_exception(fatal_);
+  report_progress(true);
+  return {dirs_, files_, symlinks_, specials_, hard_links_, bytes_, errors_, warnings_, workers_};
+}
 
- private:
-  void fill_dir(int dirfd, const std::string& rel, const Inode& dir, const std::string& path) {
-    if (!active_.insert(dir.nid).second) throw std::runtime_error(path + ": directory loop in the image");
-    // A directory under two names would be extracted twice, and nested such links multiply (a few
-    // dozen directories can stand for millions of paths): EROFS has no hard-linked directories.
-    if (!filled_.insert(dir.nid).second)
-      throw std::runtime_error(path + ": directory is linked from more than one place in the image");
-    std::vector<DirEntry> entries;
-    img_.read_dir(dir, [&](const DirEntry& e) {
-      if (e.name != "." && e.name != "..") entries.push_back(e);
-      return true;
-    });
-    for (auto& e : entries) {
-      // The reader rejects such names already; this keeps extraction safe on its own.
-      if (e.name.empty() || e.name == "." || e.name == ".." || e.name.find('/') != std::string::npos ||
-          e.name.find('\0') != std::string::npos)
-        throw std::runtime_error(fmt::format("{}: unsafe name in the image", path));
-      std::string child_path = path == "/" ? "/" + e.name : path + "/" + e.name;
-      create(dirfd, rel, e.name, img_.inode(e.nid), child_path);
-    }
-    active_.erase(dir.nid);
+// Entries are taken as read_dir yields them, so a huge directory is never held whole.
+void Engine::walk(const std::shared_ptr<Dir>& dir) {
+  img_.read_dir(*dir->ino, [&](const DirEntry& e) {
+    if (stopped_) throw DestinationError("stopped", ECANCELED);  // replaced by the first fatal error
+    if (e.name != "." && e.name != "..") add_entry(dir, e);
+    report_progress(false);
+    return true;
+  });
+  flush(*dir);
+}
+
+void Engine::add_entry(const std::shared_ptr<Dir>& parent, const DirEntry& e) {
+  // The reader rejects such names already; this keeps extraction safe on its own.
+  if (e.name.empty() || e.name == "." || e.name == ".." || e.name.find('/') != std::string::npos ||
+      e.name.find('\0') != std::string::npos)
+    throw std::runtime_error(fmt::format("{}: unsafe name in the image", parent->path));
+  Job job;
+  job.parent = parent;
+  job.name = e.name;
+  job.path = child_of(parent->path, e.name, "/");
+  try {
+    job.ino = img_.inode(e.nid);
+  } catch (const DestinationError&) {
+    throw;
+  } catch (const std::exception& x) {
+    return entry_error(job.path, x.what());
   }
-
-  void create(int dirfd, const std::string& rel, const std::string& name, const Inode& ino, const std::string& path) {
-    const char* n = name.c_str();
-    std::string child_rel = rel.empty() ? name : rel + "/" + name;
-    if (!ino.is_dir() && ino.nlink > 1) {
-      auto it = first_link_.find(ino.nid);
-      if (it != first_link_.end()) {
-        auto slash = it->second.find_last_of('/');
-        std::string parent = slash == std::string::npos ? "" : it->second.substr(0, slash);
-        std::string base = slash == std::string::npos ? it->second : it->second.substr(slash + 1);
-        Fd pfd(open_beneath(root_, parent));
-        if (pfd.fd < 0) throw sys_error("cannot open " + parent, errno);
-        if (::linkat(pfd.fd, base.c_str(), dirfd, n, 0) != 0) throw sys_error("cannot link " + path, errno);
-        ++stats_.hard_links;
+  if (job.ino.is_dir()) return add_directory(parent, e.name, job.path, job.ino);
+  parent->pending.fetch_add(1);
+  if (job.ino.nlink > 1) {
+    std::optional<LinkTarget> known;  // the target is done (or failed) already
+    {
+      std::lock_guard l(links_mutex_);
+      auto [it, first] = links_.try_emplace(job.ino.nid);
+      if (first) {
+        it->second.rel = child_of(parent->rel, e.name, "");
+      } else if (it->second.state == LinkTarget::State::Pending) {
+        it->second.waiting.push_back(std::move(job));
         return;
+      } else {
+        known = LinkTarget{it->second.rel, it->second.state, {}};
       }
-      first_link_[ino.nid] = child_rel;
     }
-    switch (ino.mode & S_IFMT) {
-      case S_IFDIR: {
-        if (::mkdirat(dirfd, n, 0700) != 0) throw sys_error("cannot create directory " + path, errno);
-        int fd = ::openat(dirfd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0) throw sys_error("cannot open " + path, errno);
-        Fd child(fd);
-        ++stats_.directories;
-        fill_dir(fd, child_rel, ino, path);
-        apply_metadata(fd, ".", ino, true);
-        return;
-      }
-      case S_IFREG: {
-        int fd = ::openat(dirfd, n, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0) throw sys_error("cannot create " + path, errno);
-        Fd file(fd);
-        copy_data(fd, ino, path);
-        ++stats_.files;
-        apply_metadata(fd, nullptr, ino, false);
-        return;
-      }
-      case S_IFLNK: {
-        std::string target = img_.readlink(ino);
-        if (::symlinkat(target.c_str(), dirfd, n) != 0) throw sys_error("cannot create symlink " + path, errno);
-        ++stats_.symlinks;
-        break;
-      }
-      case S_IFCHR:
-      case S_IFBLK:
-      case S_IFIFO:
-      case S_IFSOCK: {
-        dev_t dev = makedev(ino.rdev_major, ino.rdev_minor);
-        if (::mknodat(dirfd, n, (ino.mode & S_IFMT) | 0600, dev) != 0) throw sys_error("cannot create " + path, errno);
-        ++stats_.specials;
-        break;
-      }
-      default: throw std::runtime_error(fmt::format("{}: unknown file type {:o}", path, ino.mode));
+    if (known) {
+      // Failed: the target's error was reported; its other names go with it.
+      if (known->state == LinkTarget::State::Done) link(job, known->rel);
+      release(parent);
+      return;
     }
-    apply_metadata(dirfd, n, ino, false);
   }
+  if (job.ino.is_reg() && job.ino.size > kPieceBytes && workers_ > 1) return add_big_file(std::move(job));
+  queue(std::move(job));
+}
 
-  // Holes are not written: the file gets its size from ftruncate and stays sparse, so a declared
-  // size (a hostile image may claim exabytes of holes) costs no disk space.
-  void copy_data(int fd, const Inode& ino, const std::string& path) {
-    // Adjacent extents are copied through one buffer kept for the whole extraction (a fresh
-    // megabyte per file costs more than the data of most files), in reads that end on extent
-    // boundaries. The buffer grows to hold the largest compressed extent or fragment piece (the
-    // reader cuts fragments where the packed inode's extents end): each is then decoded once,
-    // straight into the buffer, and never through the reader's cache.
-    if (buf_.empty()) buf_.resize(1 << 20);
-    uint64_t start = 0, end = 0;  // stored bytes not written yet
-    auto flush = [&] {
-      for (uint64_t off = start; off < end;) {
-        size_t n = img_.read(ino, off, std::span(buf_).first(size_t(std::min<uint64_t>(buf_.size(), end - off))));
-        if (n == 0) throw std::runtime_error(fmt::format("{}: data ends early at {}", path, off));
-        for (size_t done = 0; done < n;) {
-          ssize_t w = ::pwrite(fd, buf_.data() + done, n - done, off_t(off + done));
-          if (w < 0) throw sys_error("cannot write " + path, errno);
-          done += size_t(w);
-        }
-        off += n;
+void Engine::add_directory(const std::shared_ptr<Dir>& parent, const std::string& name, const std::string& path,
+                           const Inode& ino) {
+  if (!active_.insert(ino.nid).second) throw std::runtime_error(path + ": directory loop in the image");
+  // A directory under two names would be extracted twice, and nested such links multiply (a few
+  // dozen directories can stand for millions of paths): EROFS has no hard-linked directories.
+  if (!filled_.insert(ino.nid).second)
+    throw std::runtime_error(path + ": directory is linked from more than one place in the image");
+  if (::mkdirat(parent->fd.get(), name.c_str(), 0700) != 0) throw sys_error("cannot create directory " + path, errno);
+  const int fd = ::openat(parent->fd.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) throw sys_error("cannot open " + path, errno);
+  auto dir = std::make_shared<Dir>();
+  dir->fd = Fd(fd);
+  dir->rel = child_of(parent->rel, name, "");
+  dir->path = path;
+  dir->ino = ino;
+  dir->parent = parent;
+  parent->pending.fetch_add(1);
+  dirs_.fetch_add(1);
+  walk(dir);
+  active_.erase(ino.nid);
+  release(dir);  // the walk's hold
+}
+
+// Pieces end where the extents starting in them end; a piece wholly inside a hole is not made
+// (a hostile image may declare exabytes of one).
+void Engine::add_big_file(Job job) {
+  const int fd =
+      ::openat(job.parent->fd.get(), job.name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) throw sys_error("cannot create " + job.path, errno);
+  job.big = std::make_shared<BigFile>();
+  job.big->fd = Fd(fd);
+  try {
+    for (uint64_t at = 0; at < job.ino.size;) {
+      const Extent e = img_.extent_at(job.ino, at);
+      if (e.kind == Extent::Kind::Hole && e.offset + e.length >= at + kPieceBytes) {
+        at = (e.offset + e.length) / kPieceBytes * kPieceBytes;
+        continue;
       }
-      start = end;
-    };
-    for (const Extent& ext : img_.extents(ino)) {
-      const bool decoded = ext.kind == Extent::Kind::Compressed || ext.kind == Extent::Kind::Fragment;
-      if (decoded && ext.length > buf_.size() && ext.length <= format::kMaxExtentBytes) {
-        flush();
-        buf_.resize(size_t(ext.length));
-      }
-      if (ext.kind == Extent::Kind::Hole || ext.offset != end) {
-        flush();
-        start = end = ext.offset + (ext.kind == Extent::Kind::Hole ? ext.length : 0);
-        if (ext.kind == Extent::Kind::Hole) continue;
-      }
-      if (end - start + ext.length > buf_.size()) flush();
-      end += ext.length;
+      Job piece = job;
+      piece.from = at;
+      piece.to = std::min(job.ino.size, at + kPieceBytes);
+      job.big->pending.fetch_add(1);
+      submit({std::move(piece)});
+      at += kPieceBytes;
+      report_progress(false);
     }
-    flush();
-    if (::ftruncate(fd, off_t(ino.size)) != 0) throw sys_error("cannot write " + path, errno);
-    stats_.bytes += ino.size;
+  } catch (const DestinationError&) {
+    throw;
+  } catch (const std::exception& x) {
+    std::lock_guard l(job.big->mutex);
+    job.big->error = {UINT64_MAX, x.what()};
   }
+  if (job.big->pending.fetch_sub(1) == 1) finish_piece(job);
+}
 
-  // With `name`, the entry is named relative to `fd` and never followed; without it, `fd` is the
-  // file itself. The order keeps every attribute: chown clears setuid/setgid and
-  // security.capability, so it comes first; xattrs before the mode, because a user.* xattr needs
-  // write permission the final mode may take away from a non-root extractor (an access ACL
-  // and the mode's group bits agree, so neither rewrites the other); the capability after the
-  // mode and the owner; times last, once nothing changes the entry any more (a directory's after
-  // its contents).
-  void apply_metadata(int fd, const char* name, const Inode& ino, bool is_dir_fd) {
-    bool self = name == nullptr || is_dir_fd;
-    std::string proc = fmt::format("/proc/self/fd/{}{}{}", fd, name && !is_dir_fd ? "/" : "",
-                                   name && !is_dir_fd ? name : "");
-    auto set_xattr = [&](const Xattr& x) {
-      int r = self ? ::fsetxattr(fd, x.name.c_str(), x.value.data(), x.value.size(), 0)
-                   : ::lsetxattr(proc.c_str(), x.name.c_str(), x.value.data(), x.value.size(), 0);
-      if (r != 0) warn(fmt::format("cannot set xattr {}: {}", x.name, std::strerror(errno)));
-    };
-    if (opt_.owners && as_root_) {
-      int r = self ? ::fchown(fd, ino.uid, ino.gid) : ::fchownat(fd, name, ino.uid, ino.gid, AT_SYMLINK_NOFOLLOW);
-      if (r != 0) throw sys_error("cannot set owner", errno);
-    }
-    std::vector<Xattr> xattrs;
-    if (opt_.xattrs) xattrs = img_.xattrs(ino);
-    auto is_capability = [](const Xattr& x) { return x.name == "security.capability"; };
-    for (auto& x : xattrs)
-      if (!is_capability(x)) set_xattr(x);
-    if (!S_ISLNK(ino.mode)) {
-      int r = self ? ::fchmod(fd, ino.mode & 07777) : ::fchmodat(fd, name, ino.mode & 07777, 0);
-      if (r != 0) throw sys_error("cannot set mode", errno);
-    }
-    for (auto& x : xattrs)
-      if (is_capability(x)) set_xattr(x);
-    struct timespec ts[2] = {{ino.mtime, long(ino.mtime_nsec)}, {ino.mtime, long(ino.mtime_nsec)}};
-    int r = self ? ::futimens(fd, ts) : ::utimensat(fd, name, ts, AT_SYMLINK_NOFOLLOW);
-    if (r != 0) throw sys_error("cannot set times", errno);
+void Engine::queue(Job job) {
+  Dir& dir = *job.parent;
+  if (job.ino.is_reg()) dir.batch_bytes += job.ino.size;
+  dir.batch.push_back(std::move(job));
+  if (dir.batch.size() >= kBatchEntries || dir.batch_bytes >= kBatchBytes) flush(dir);
+}
+
+void Engine::flush(Dir& dir) {
+  if (dir.batch.empty()) return;
+  std::vector<Job> batch;
+  batch.swap(dir.batch);
+  dir.batch_bytes = 0;
+  submit(std::move(batch));
+}
+
+void Engine::submit(std::vector<Job> batch) {
+  if (workers_ == 1) {
+    for (Job& job : batch) run_job(inline_, job);
+    return;
   }
+  if (!jobs_.push_wait(std::move(batch))) throw DestinationError("stopped", ECANCELED);  // replaced by the first fatal error
+}
 
-  void warn(const std::string& m) {
-    if (opt_.warn) opt_.warn(m);
-  }
-
-  const Image& img_;
-  const ExtractOptions& opt_;
-  bool as_root_;
-  int root_ = -1;
-  ExtractStats stats_;
-  std::set<uint64_t> active_, filled_;
-  std::vector<uint8_t> buf_;
-  std::map<uint64_t, std::string> first_link_;
-};
-
-}  // namespace
+}  // namespace extract_detail
 
 ExtractStats extract_image(const Image& image, const std::string& dest, const ExtractOptions& options) {
-  return Extractor(image, options).run(dest);
+  return extract_detail::Engine(image, options).run(dest);
 }
 
 }  // namespace erofs::reader

@@ -1,5 +1,9 @@
 // Checks every structure of an image: superblock, inodes, directories (names, order, "." and
 // "..", file types), link counts, directory loops, xattrs, symlinks and all file data.
+//
+// One thread walks the tree; the data of files is checked by workers (large files in pieces that
+// end on extent boundaries). Problems carry their place in the walk and are reported in that
+// order, so the report is the same for any number of workers.
 #pragma once
 
 #include <cstdint>
@@ -12,10 +16,11 @@ namespace erofs::reader {
 struct FsckOptions {
   bool check_data = true;  // read (and decompress) every byte of every file
   size_t max_problems = 1000;
+  unsigned workers = 0;    // threads checking data; 0: one per core; 1: all on the calling thread
 };
 
 struct FsckReport {
-  std::vector<std::string> problems;  // one line each
+  std::vector<std::string> problems;  // one line each, in the order of the walk
   uint64_t inodes = 0, directories = 0, files = 0, data_bytes = 0;
   bool clean() const { return problems.empty(); }
 };

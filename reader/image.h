@@ -91,6 +91,9 @@ struct OpenOptions {
   bool verify_checksum = true;
   // Decoded compressed extents kept for reuse (shared by all threads); 0 disables the cache.
   uint64_t pcluster_cache_bytes = 64ull << 20;
+  // Metadata blocks (inodes, directories, indexes, xattrs) kept, so each is read once
+  // (reader/meta_cache.h); 0 reads them again whenever they are needed.
+  uint64_t metadata_cache_bytes = 16ull << 20;
   // Refuse LZ4 streams with a match at offset 0 (compress::DecoderConfig::check_lz4_offsets).
   // Without the check, such a match reads zeros, so decoded bytes are still a function of the
   // image alone.
@@ -118,6 +121,11 @@ class Image {
   virtual Inode inode(uint64_t nid) const = 0;
   // Calls fn for every entry in on-disk order, "." and ".." included; fn returns false to stop.
   virtual void read_dir(const Inode& dir, const std::function<bool(const DirEntry&)>& fn) const = 0;
+  // The same from `position` (0: the first entry; else a `next` this call gave), with the
+  // position of the entry after each one: a directory listed in parts, nothing held in between
+  // (FUSE readdir offsets).
+  virtual void read_dir_at(const Inode& dir, uint64_t position,
+                           const std::function<bool(const DirEntry&, uint64_t next)>& fn) const = 0;
   // Binary search over blocks then entries.
   virtual std::optional<DirEntry> lookup(const Inode& dir, std::string_view name) const = 0;
   // "/a/b/c" or "a/b/c" from the root; symlinks in the middle are followed (depth limit 40); the last
@@ -147,11 +155,23 @@ class Image {
   virtual Extent extent_at(const Inode& file, uint64_t offset) const = 0;
   // The whole mapping of a regular file, in file order, adjacent runs of one kind not merged.
   virtual std::vector<Extent> extents(const Inode& file) const = 0;
+  // The extents of extents() that start in [from, to), in file order, one call each. Lets a
+  // reader split a large file at extent boundaries (each extent belongs to the piece it starts
+  // in) without holding its whole mapping.
+  virtual void extents_in(const Inode& file, uint64_t from, uint64_t to,
+                          const std::function<void(const Extent&)>& fn) const = 0;
+  // Maps every block of the extents that start in [from, to) on its own, as a reader at a random
+  // offset (or the kernel) maps it, so that every lcluster index entry is followed and checked:
+  // throws CorruptError when an entry is invalid or a block maps to another extent than the one
+  // holding it. Nothing to check for layouts without indexes.
+  virtual void check_mapping(const Inode& file, uint64_t from, uint64_t to) const = 0;
   virtual std::string readlink(const Inode& link) const = 0;
   virtual std::vector<Xattr> xattrs(const Inode& inode) const = 0;
 
   // Raw bytes of the image (bounds-checked), for fsck and dump.
   virtual void read_raw(uint64_t offset, std::span<uint8_t> buf) const = 0;
+  // pread calls on the image file so far, by every thread: what the caches save shows here.
+  virtual uint64_t image_reads() const = 0;
 };
 
 }  // namespace erofs::reader

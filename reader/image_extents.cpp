@@ -1,4 +1,5 @@
 // The mapping of a file's bytes to where they are stored, for dump-style listings and tests.
+#include <algorithm>
 #include <cerrno>
 
 #include <fmt/format.h>
@@ -26,66 +27,103 @@ Extent public_extent(const MappedExtent& z) {
 }  // namespace
 
 std::vector<Extent> ImageImpl::extents(const Inode& file) const {
-  if (!file.is_reg()) throw IoError(fmt::format("nid {}: not a regular file", file.nid), EINVAL);
   std::vector<Extent> out;
-  if (file.size == 0) return out;
+  extents_in(file, 0, file.size, [&](const Extent& e) { out.push_back(e); });
+  return out;
+}
+
+void ImageImpl::extents_in(const Inode& file, uint64_t from, uint64_t to,
+                           const std::function<void(const Extent&)>& fn) const {
+  if (!file.is_reg()) throw IoError(fmt::format("nid {}: not a regular file", file.nid), EINVAL);
+  to = std::min(to, file.size);
+  if (from >= to) return;
+  auto emit = [&](const Extent& e) {
+    if (e.offset >= from && e.offset < to) fn(e);
+  };
   switch (file.layout()) {
     case format::Layout::FlatPlain:
     case format::Layout::FlatInline: {
       const uint64_t device_bytes = flat_device_bytes(file);
       if (device_bytes) {
         const bool hole = file.layout() == format::Layout::FlatPlain && file.startblk == format::kNullAddr;
-        out.push_back({0, device_bytes, hole ? Extent::Kind::Hole : Extent::Kind::Plain,
-                       hole ? 0 : file.startblk << sb_.blkszbits, hole ? 0 : device_bytes});
+        emit({0, device_bytes, hole ? Extent::Kind::Hole : Extent::Kind::Plain,
+              hole ? 0 : file.startblk << sb_.blkszbits, hole ? 0 : device_bytes});
       }
       if (device_bytes < file.size)
-        out.push_back({device_bytes, file.size - device_bytes, Extent::Kind::Inline, file.meta_end(),
-                       file.size - device_bytes});
-      return out;
+        emit({device_bytes, file.size - device_bytes, Extent::Kind::Inline, file.meta_end(), file.size - device_bytes});
+      return;
     }
     case format::Layout::ChunkBased: {
       const unsigned bits = chunk_bits(file);
-      for (uint64_t chunk = 0; chunk << bits < file.size; ++chunk) {
+      for (uint64_t chunk = checked::div_round_up(from, 1ull << bits); chunk << bits < to; ++chunk) {
         const uint64_t at = chunk << bits, n = std::min<uint64_t>(file.size - at, 1ull << bits);
         if (auto start = chunk_start(file, chunk))
-          out.push_back({at, n, Extent::Kind::Plain, *start << sb_.blkszbits, n});
+          fn({at, n, Extent::Kind::Plain, *start << sb_.blkszbits, n});
         else
-          out.push_back({at, n, Extent::Kind::Hole});
+          fn({at, n, Extent::Kind::Hole});
       }
-      return out;
+      return;
     }
     case format::Layout::CompressedFull:
     case format::Layout::CompressedCompact: {
       const CompressedMap map(*this, file);
-      for (uint64_t pos = 0; pos < file.size;) {
+      for (uint64_t pos = from; pos < to;) {
         const Extent e = public_extent(map.map(pos));
         pos = e.offset + e.length;
         if (e.kind == Extent::Kind::Fragment)
-          append_fragment(e, out);
+          cut_fragment(e, from, to, fn);
         else
-          out.push_back(e);
+          emit(e);
       }
-      return out;
+      return;
     }
   }
   throw CorruptError(fmt::format("nid {}: unknown data layout", file.nid));
 }
 
+void ImageImpl::check_mapping(const Inode& file, uint64_t from, uint64_t to) const {
+  if (!file.is_reg() || !format::is_compressed(file.layout())) return;
+  to = std::min(to, file.size);
+  const CompressedMap map(*this, file);
+  const uint64_t step = map.index_step();
+  for (uint64_t pos = from; pos < to;) {
+    const MappedExtent e = map.map(pos);
+    pos = e.la + e.llen;
+    if (e.la < from || step == 0) continue;  // the range before owns it; or nothing per offset
+    for (uint64_t off = (e.la / step + 1) * step; off < e.la + e.llen; off += step) {
+      const MappedExtent again = map.map(off);
+      if (!(again == e))
+        throw CorruptError(fmt::format("nid {}: byte {} maps to the extent at {} ({} bytes), not to the one at {} "
+                                       "({} bytes) that holds it",
+                                       file.nid, off, again.la, again.llen, e.la, e.llen));
+    }
+  }
+}
+
 // A fragment is cut where the packed inode's extents end, so that a reader copying extent by
 // extent decodes each of those once, straight into its own buffer (see decode_direct).
-void ImageImpl::append_fragment(const Extent& fragment, std::vector<Extent>& out) const {
+void ImageImpl::cut_fragment(const Extent& fragment, uint64_t from, uint64_t to,
+                             const std::function<void(const Extent&)>& fn) const {
   if (!packed_ || !format::is_compressed(packed_->layout())) {
-    out.push_back(fragment);
+    if (fragment.offset >= from && fragment.offset < to) fn(fragment);
     return;
   }
   const CompressedMap packed(*this, *packed_);
-  for (uint64_t done = 0; done < fragment.length;) {
+  auto map_at = [&](uint64_t at) {
+    if (at >= packed_->size) throw CorruptError(fmt::format("fragment at {} runs past the packed inode", fragment.physical));
+    return packed.map(at);
+  };
+  // Start at the piece that holds `from`: it begins where the packed extent holding it begins.
+  uint64_t done = 0;
+  if (from > fragment.offset) {
+    const uint64_t at = checked::add(fragment.physical, from - fragment.offset);
+    done = std::max(map_at(at).la, fragment.physical) - fragment.physical;
+  }
+  while (done < fragment.length && fragment.offset + done < to) {
     const uint64_t at = checked::add(fragment.physical, done);
-    if (at >= packed_->size)
-      throw CorruptError(fmt::format("fragment at {} runs past the packed inode", fragment.physical));
-    const MappedExtent z = packed.map(at);
+    const MappedExtent z = map_at(at);
     const uint64_t n = std::min(fragment.length - done, z.la + z.llen - at);
-    out.push_back({fragment.offset + done, n, Extent::Kind::Fragment, at});
+    if (fragment.offset + done >= from) fn({fragment.offset + done, n, Extent::Kind::Fragment, at});
     done += n;
   }
 }
@@ -93,11 +131,16 @@ void ImageImpl::append_fragment(const Extent& fragment, std::vector<Extent>& out
 Extent ImageImpl::extent_at(const Inode& file, uint64_t offset) const {
   if (!file.is_reg() || offset >= file.size)
     throw IoError(fmt::format("nid {}: no byte {} in a regular file", file.nid, offset), EINVAL);
-  if (file.layout() == format::Layout::CompressedFull || file.layout() == format::Layout::CompressedCompact)
-    return public_extent(CompressedMap(*this, file).map(offset));
-  for (const Extent& e : extents(file))  // flat: two at most; chunked: one per chunk
-    if (offset < e.offset + e.length) return e;
-  throw CorruptError(fmt::format("nid {}: byte {} is mapped nowhere", file.nid, offset));
+  if (format::is_compressed(file.layout())) return public_extent(CompressedMap(*this, file).map(offset));
+  // The extent holding `offset` starts at or before it: a flat file has two at most, and chunks
+  // start at multiples of the chunk size.
+  const uint64_t from = file.layout() == format::Layout::ChunkBased ? offset >> chunk_bits(file) << chunk_bits(file) : 0;
+  std::optional<Extent> found;
+  extents_in(file, from, offset + 1, [&](const Extent& e) {
+    if (offset < e.offset + e.length) found = e;
+  });
+  if (!found) throw CorruptError(fmt::format("nid {}: byte {} is mapped nowhere", file.nid, offset));
+  return *found;
 }
 
 }  // namespace erofs::reader

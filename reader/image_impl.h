@@ -16,11 +16,14 @@
 #include "reader/decoder_pool.h"
 #include "reader/image.h"
 #include "reader/input_image.h"
+#include "reader/meta_cache.h"
 #include "reader/pcluster_cache.h"
 
 namespace erofs::reader {
 
 inline constexpr uint64_t kMetaboxNidBit = 1ull << 63;
+// The metadata cache keeps 4 KiB units whatever the block size: one page per read.
+inline constexpr unsigned kMetaUnitBits = 12;
 
 class ImageImpl final : public Image {
  public:
@@ -33,24 +36,39 @@ class ImageImpl final : public Image {
 
   Inode inode(uint64_t nid) const override;
   void read_dir(const Inode& dir, const std::function<bool(const DirEntry&)>& fn) const override;
+  void read_dir_at(const Inode& dir, uint64_t position,
+                   const std::function<bool(const DirEntry&, uint64_t next)>& fn) const override;
   std::optional<DirEntry> lookup(const Inode& dir, std::string_view name) const override;
   Inode resolve(std::string_view path, bool follow_last) const override;
   size_t read(const Inode& file, uint64_t offset, std::span<uint8_t> buf) const override;
   std::vector<SharedBytes> read_shared(const Inode& file, uint64_t offset, uint64_t length) const override;
   std::vector<Extent> extents(const Inode& file) const override;
+  void extents_in(const Inode& file, uint64_t from, uint64_t to,
+                  const std::function<void(const Extent&)>& fn) const override;
+  void check_mapping(const Inode& file, uint64_t from, uint64_t to) const override;
   Extent extent_at(const Inode& file, uint64_t offset) const override;
-  void append_fragment(const Extent& fragment, std::vector<Extent>& out) const;
+  // Calls fn for the pieces of a fragment extent that start in [from, to) (see extents_in).
+  void cut_fragment(const Extent& fragment, uint64_t from, uint64_t to,
+                    const std::function<void(const Extent&)>& fn) const;
   void prefetch(const Inode& file, uint64_t offset, uint64_t length) const override;
   std::optional<StoredRun> stored_run(const Inode& file, uint64_t offset) const override;
   int file_descriptor() const override { return file_.fd(); }
   std::string readlink(const Inode& link) const override;
   std::vector<Xattr> xattrs(const Inode& inode) const override;
   void read_raw(uint64_t offset, std::span<uint8_t> buf) const override { file_.read(offset, buf); }
+  uint64_t image_reads() const override { return file_.reads(); }
 
   // Inode metadata (inodes, xattr ibodies, index and chunk tables, inline data) lives either on the
   // device or, for nids with bit 63 set, in the decompressed data of the metabox inode.
+  // Both go through the metadata cache.
   uint64_t meta_size(bool metabox) const;
   void read_meta(bool metabox, uint64_t pos, std::span<uint8_t> buf) const;
+  // `length` bytes at `pos` of a metadata stream: a view into the cached block when they lie in
+  // one (no copy), else a copy.
+  SharedBytes meta_bytes(bool metabox, uint64_t pos, size_t length) const;
+  // Cache unit `index` (kMetaUnitBits) of a metadata stream; the caller checked that it lies
+  // inside the stream.
+  MetaCache::Block meta_unit(bool metabox, uint64_t index) const;
 
   // File data on the device at a byte address. Addresses inside an extra device's range of the
   // unified address space are refused as unsupported.
@@ -92,8 +110,9 @@ class ImageImpl final : public Image {
   void decode_into(const Inode& ino, const MappedExtent& ext, std::span<uint8_t> out,
                    compress::Decoder::Unchecked unchecked) const;
 
-  // One directory block of `dir`, read into `storage` (blksz bytes at most).
-  std::span<const uint8_t> dir_block(const Inode& dir, uint64_t index, std::vector<uint8_t>& storage) const;
+  // One directory block of `dir` (blksz bytes at most), from the metadata cache where it is
+  // stored as it is.
+  SharedBytes dir_block(const Inode& dir, uint64_t index) const;
 
   // Long xattr name prefixes, expanded (short prefix of the base index + infix).
   const std::vector<std::string>& long_prefixes() const;
@@ -111,6 +130,7 @@ class ImageImpl final : public Image {
   std::optional<Inode> metabox_;
   std::optional<Inode> packed_;
   std::unique_ptr<PclusterCache> cache_;
+  std::unique_ptr<MetaCache> meta_;
   std::unique_ptr<DecoderPool> decoders_;
 
   // Loaded on first use: reading them may need the packed or metabox inode's compressed data.

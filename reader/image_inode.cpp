@@ -1,6 +1,9 @@
 // Loading and validating inodes (compact and extended), and the metadata streams they live in.
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "format/endian.h"
@@ -29,12 +32,45 @@ uint64_t ImageImpl::meta_size(bool metabox) const {
 }
 
 void ImageImpl::read_meta(bool metabox, uint64_t pos, std::span<uint8_t> buf) const {
-  if (!metabox) return file_.read(pos, buf);
-  if (checked::add(pos, buf.size()) > meta_size(true))
-    throw CorruptError(fmt::format("metadata read of {} bytes at {} is beyond the end of the metabox", buf.size(), pos));
-  // The metabox inode itself never lives in the metabox (its nid has bit 63 clear), so this
-  // recursion ends at the device.
-  if (read(*metabox_, pos, buf) != buf.size()) throw CorruptError("short read from the metabox");
+  const uint64_t end = checked::add(pos, buf.size());
+  if (end > meta_size(metabox)) {
+    if (metabox)
+      throw CorruptError(fmt::format("metadata read of {} bytes at {} is beyond the end of the metabox", buf.size(), pos));
+    throw CorruptError(fmt::format("read of {} bytes at offset {} is beyond the end of the image ({} bytes)",
+                                   buf.size(), pos, file_.size()));
+  }
+  for (size_t done = 0; done < buf.size();) {
+    const uint64_t at = pos + done;
+    const auto unit = meta_unit(metabox, at >> kMetaUnitBits);
+    const size_t skip = size_t(at & ((1u << kMetaUnitBits) - 1));
+    const size_t n = std::min(buf.size() - done, unit->size() - skip);
+    std::memcpy(buf.data() + done, unit->data() + skip, n);
+    done += n;
+  }
+}
+
+SharedBytes ImageImpl::meta_bytes(bool metabox, uint64_t pos, size_t length) const {
+  const uint64_t first = pos >> kMetaUnitBits;
+  if (length > 0 && (checked::add(pos, length) - 1) >> kMetaUnitBits == first &&
+      checked::add(pos, length) <= meta_size(metabox)) {
+    auto unit = meta_unit(metabox, first);
+    const auto bytes = std::span<const uint8_t>(*unit).subspan(size_t(pos - (first << kMetaUnitBits)), length);
+    return {std::move(unit), bytes};
+  }
+  auto copy = std::make_shared<std::vector<uint8_t>>(length);
+  read_meta(metabox, pos, *copy);
+  return {copy, *copy};
+}
+
+MetaCache::Block ImageImpl::meta_unit(bool metabox, uint64_t index) const {
+  const uint64_t start = index << kMetaUnitBits;  // callers checked that it lies inside the stream
+  const size_t size = size_t(std::min<uint64_t>(1u << kMetaUnitBits, meta_size(metabox) - start));
+  return meta_->get(metabox, index, size, [&](std::span<uint8_t> out) {
+    if (!metabox) return file_.read(start, out);
+    // The metabox inode itself never lives in the metabox (its nid has bit 63 clear), so this
+    // recursion ends at the device.
+    if (read(*metabox_, start, out) != out.size()) throw CorruptError("short read from the metabox");
+  });
 }
 
 Inode ImageImpl::inode(uint64_t nid) const {

@@ -28,7 +28,9 @@ std::unique_ptr<Image> Image::open(const std::string& path, const OpenOptions& o
 }
 
 ImageImpl::ImageImpl(const std::string& path, const OpenOptions& options)
-    : file_(path), cache_(std::make_unique<PclusterCache>(options.pcluster_cache_bytes)) {
+    : file_(path),
+      cache_(std::make_unique<PclusterCache>(options.pcluster_cache_bytes)),
+      meta_(std::make_unique<MetaCache>(options.metadata_cache_bytes)) {
   load_superblock(options);
   load_device_table();
   // Algorithms absent from the records keep the codec's defaults; they cannot be used anyway.

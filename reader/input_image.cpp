@@ -39,6 +39,7 @@ void InputImage::read(uint64_t offset, std::span<uint8_t> buf) const {
   size_t done = 0;
   while (done < buf.size()) {
     ssize_t n = ::pread(fd_, buf.data() + done, buf.size() - done, off_t(offset + done));
+    reads_.fetch_add(1, std::memory_order_relaxed);
     if (n < 0) {
       if (errno == EINTR) continue;
       int err = errno;

@@ -1,6 +1,7 @@
 // The image file the reader reads, with pread (no mmap: a failing disk must give an error, not SIGBUS).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -22,11 +23,14 @@ class InputImage {
   // The one raw accessor: reads exactly buf.size() bytes at `offset`. A range outside the file is
   // a CorruptError (the image pointed there); a failing or short pread is an IoError.
   void read(uint64_t offset, std::span<uint8_t> buf) const;
+  // pread calls so far, by every thread (for tests and profiles: what the caches save).
+  uint64_t reads() const { return reads_.load(std::memory_order_relaxed); }
 
  private:
   std::string path_;
   int fd_ = -1;
   uint64_t size_ = 0;
+  mutable std::atomic<uint64_t> reads_{0};
 };
 
 }  // namespace erofs::reader

@@ -18,12 +18,13 @@ int run_fsck(int argc, char** argv) {
       "erofs fsck"};
   std::string image;
   bool metadata_only = false, quiet = false, json = false;
+  reader::FsckOptions o;
   app.add_option("IMAGE", image, "Image to check")->required();
   app.add_flag("--metadata-only", metadata_only, "Skip reading (and decompressing) file data");
   app.add_flag("-q,--quiet", quiet, "Print only problems");
   app.add_flag("--json", json, "Print the result as JSON");
+  app.add_option("--workers", o.workers, "Threads checking file data (default: one per core; the report is the same for any count)");
   if (auto rc = parse_command_line(app, argc, argv)) return *rc;
-  reader::FsckOptions o;
   o.check_data = !metadata_only;
   reader::FsckReport r;
   try {

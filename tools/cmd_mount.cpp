@@ -44,6 +44,8 @@ int run_mount(int argc, char** argv) {
       "Unmount with 'erofs umount MOUNTPOINT' or 'fusermount3 -u MOUNTPOINT'.\n\n"
       "-o options of erofs-kit:\n"
       "  cache_size=BYTES        decoded pclusters kept in memory (default 256M; suffixes K, M, G)\n"
+      "  meta_cache_size=BYTES   metadata blocks kept in memory (inodes, directories, indexes, small\n"
+      "                          files stored inline; default 64M)\n"
       "  readahead=BYTES         also decode this far ahead of sequential readers on a thread pool\n"
       "                          (default 0: the kernel's readahead requests, served in parallel,\n"
       "                          measured faster; may help with many cores and a 128K window)\n"
@@ -67,6 +69,7 @@ int run_mount(int argc, char** argv) {
       auto eq = opt.find('=');
       std::string key = opt.substr(0, eq), value = eq == std::string::npos ? "" : opt.substr(eq + 1);
       if (key == "cache_size") o.cache_bytes = parse_size(key, value, 1ull << 40);
+      else if (key == "meta_cache_size") o.meta_cache_bytes = parse_size(key, value, 1ull << 40);
       else if (key == "readahead") o.readahead_bytes = parse_size(key, value, 1ull << 30);
       else if (key == "kernel_readahead") o.kernel_readahead_bytes = parse_size(key, value, 1ull << 30);
       else if (key == "readahead_threads") o.readahead_threads = unsigned(parse_size(key, value, 256, false));

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -11,9 +12,9 @@ namespace erofs::tools {
 // Opens an image; any failure becomes one message that starts with the image's path. Reading
 // tools skip the LZ4 offset-0 walk, which cost about a third of an extraction's time: the reader
 // zeroes what it decodes into, so the bytes still depend on the image alone. fsck keeps the walk.
-inline std::unique_ptr<reader::Image> open_image(const std::string& path) {
+inline std::unique_ptr<reader::Image> open_image(const std::string& path, uint64_t pcluster_cache_bytes = 64ull << 20) {
   try {
-    return reader::Image::open(path, {.check_lz4_offsets = false});
+    return reader::Image::open(path, {.pcluster_cache_bytes = pcluster_cache_bytes, .check_lz4_offsets = false});
   } catch (const std::exception& e) {
     throw std::runtime_error(path + ": " + e.what());
   }

@@ -24,25 +24,29 @@ ProgressDisplay::~ProgressDisplay() {
 }
 
 void ProgressDisplay::show(const Progress& p) {
+  show([&p](double secs) {
+    const double rate = secs > 0 ? double(p.bytes_in) / secs : 0;
+    std::string eta = "?";
+    if (p.scanned && rate > 0 && p.total_bytes >= p.bytes_in) {
+      const auto left = uint64_t(double(p.total_bytes - p.bytes_in) / rate);
+      eta = fmt::format("{}:{:02}", left / 60, left % 60);
+    }
+    return p.scanned ? fmt::format("files {}/{}  in {}/{}  out {}  ratio {:.2f}  {}/s  ETA {}", p.files, p.total_files,
+                                   human_bytes(p.bytes_in), human_bytes(p.total_bytes), human_bytes(p.bytes_out),
+                                   p.bytes_in ? double(p.bytes_out) / double(p.bytes_in) : 0.0,
+                                   human_bytes(uint64_t(rate)), eta)
+                     : std::string("scanning the source...");
+  });
+}
+
+void ProgressDisplay::show(const std::function<std::string(double)>& line) {
   std::lock_guard l(mutex_);
   const auto now = std::chrono::steady_clock::now();
   if (now < next_) return;
   next_ = now + interval(tty_);
-  const double secs = std::chrono::duration<double>(now - start_).count();
-  const double rate = secs > 0 ? double(p.bytes_in) / secs : 0;
-  std::string eta = "?";
-  if (p.scanned && rate > 0 && p.total_bytes >= p.bytes_in) {
-    const auto left = uint64_t(double(p.total_bytes - p.bytes_in) / rate);
-    eta = fmt::format("{}:{:02}", left / 60, left % 60);
-  }
-  const std::string line =
-      p.scanned ? fmt::format("files {}/{}  in {}/{}  out {}  ratio {:.2f}  {}/s  ETA {}", p.files, p.total_files,
-                              human_bytes(p.bytes_in), human_bytes(p.total_bytes), human_bytes(p.bytes_out),
-                              p.bytes_in ? double(p.bytes_out) / double(p.bytes_in) : 0.0,
-                              human_bytes(uint64_t(rate)), eta)
-                : std::string("scanning the source...");
-  if (tty_) fmt::print(stderr, "\r\033[K{}", line);
-  else fmt::print(stderr, "{}\n", line);
+  const std::string text = line(std::chrono::duration<double>(now - start_).count());
+  if (tty_) fmt::print(stderr, "\r\033[K{}", text);
+  else fmt::print(stderr, "{}\n", text);
   std::fflush(stderr);
   drawn_ = true;
 }

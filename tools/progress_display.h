@@ -1,11 +1,13 @@
-// Shows build progress on stderr: a line redrawn in place on a terminal, plain lines every few
-// seconds otherwise. Fed the library's progress snapshots (BuildSettings::on_progress), from the
-// library's own progress thread; it draws at most once per interval, so short builds print
-// nothing.
+// Shows progress on stderr: a line redrawn in place on a terminal, plain lines every few seconds
+// otherwise. Fed the library's build progress snapshots (BuildSettings::on_progress, from the
+// library's own progress thread) or any other line (extraction); it draws at most once per
+// interval, so short runs print nothing.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <mutex>
+#include <string>
 
 #include "erofs-kit/erofs.hpp"
 
@@ -19,6 +21,8 @@ class ProgressDisplay {
   ProgressDisplay& operator=(const ProgressDisplay&) = delete;
 
   void show(const Progress& progress);
+  // Any other progress: `line` gets the seconds since the start, and is called only when drawn.
+  void show(const std::function<std::string(double seconds)>& line);
 
  private:
   std::mutex mutex_;

@@ -116,6 +116,39 @@ struct CheckReport {
   uint64_t inodes = 0, directories = 0, files = 0, data_bytes = 0;
 };
 
+struct CheckSettings {
+  bool data = true;      // decode every byte of every file
+  unsigned workers = 0;  // threads checking data; 0: one per core. The report is the same for any count.
+};
+
+// Counters of an extraction in progress.
+struct ExtractProgress {
+  uint64_t entries = 0;       // inodes created so far
+  uint64_t total_inodes = 0;  // the image's inode count
+  uint64_t bytes = 0;         // file bytes written
+};
+
+struct ExtractSettings {
+  std::string path = "/";  // extract only this directory or file of the image
+  bool owners = true;      // chown (as root)
+  bool xattrs = true;
+  unsigned workers = 0;    // threads creating files; 0: one per core
+  // Called about every progress_interval_ms from the calling thread, and once at the end.
+  std::function<void(const ExtractProgress&)> on_progress;
+  unsigned progress_interval_ms = 200;
+  // An entry extracted with a problem (an xattr the destination refuses). Any thread, one at a time.
+  std::function<void(const std::string&)> on_warning;
+  // An entry left out because the image is damaged there (one line naming its path); the rest is
+  // extracted. Any thread, one at a time.
+  std::function<void(const std::string&)> on_error;
+};
+
+struct ExtractSummary {
+  uint64_t directories = 0, files = 0, symlinks = 0, special_files = 0, hard_links = 0, bytes = 0;
+  uint64_t errors = 0;    // entries left out (on_error)
+  uint64_t warnings = 0;  // on_warning calls
+};
+
 // A read-only image. Paths are absolute or relative to the image's root; symlinks in the middle
 // of a path are followed, the last component is not.
 class EROFS_KIT_API Image {
@@ -138,9 +171,15 @@ class EROFS_KIT_API Image {
   Result<std::vector<Xattr>> xattrs(std::string_view path) const;
   // Writes the tree (or the subtree at `path`) into the directory `destination`, which must not
   // hold any of its names yet; nothing outside it is created or changed. `owners`: chown as root.
+  // Fails (Corrupt, naming the first) when an entry could not be extracted: the image is damaged there.
   Result<void> extract(const std::string& destination, std::string_view path = "/", bool owners = true) const;
+  // The same on several threads: entries the image has damaged are left out (on_error, counted in
+  // ExtractSummary::errors) and the rest is extracted; fails only when the extraction cannot go on
+  // (the destination fails, or the tree is hostile: a loop, a directory under two names).
+  Result<ExtractSummary> extract(const std::string& destination, const ExtractSettings& settings) const;
   // Checks every structure and, with `data`, decodes every byte of every file.
   Result<CheckReport> check(bool data = true) const;
+  Result<CheckReport> check(const CheckSettings& settings) const;
 
  private:
   struct Impl;
