@@ -11,6 +11,7 @@
 #include "tools/command.h"
 #include "tools/format_util.h"
 #include "tools/progress_display.h"
+#include "tools/verity_text.h"
 #include "writer/temp_files.h"
 
 namespace erofs::tools {
@@ -105,21 +106,6 @@ std::string read_source_date_epoch(BuildSettings& s) {
   return {};
 }
 
-std::string verity_json(const VeritySummary& v) {
-  return fmt::format(
-      "{{\"root_hash\": \"{}\", \"salt\": \"{}\", \"hash_offset\": {}, \"hash_algorithm\": \"{}\", "
-      "\"data_block_size\": {}, \"hash_block_size\": {}, \"data_blocks\": {}, \"tree_bytes\": {}}}",
-      v.root_hash, v.salt, v.hash_offset, v.hash_algorithm, v.data_block_size, v.hash_block_size, v.data_blocks,
-      v.tree_bytes);
-}
-
-void print_verity(const VeritySummary& v, const std::string& hash_device) {
-  fmt::print("  verity root hash {}\n", v.root_hash);
-  fmt::print("  verity salt {}, {} of {} data blocks of {} bytes, {}-byte hash blocks, superblock at byte {} of {}\n",
-             v.salt.empty() ? "none" : v.salt, v.hash_algorithm, v.data_blocks, v.data_block_size,
-             v.hash_block_size, v.hash_offset, hash_device);
-}
-
 void print_summary(const MkfsCommand& c, const BuildSettings& s, const BuildSummary& b) {
   if (c.json) {
     fmt::print(
@@ -141,7 +127,9 @@ void print_summary(const MkfsCommand& c, const BuildSettings& s, const BuildSumm
   fmt::print("  data in {}, image {} ({} blocks of {} bytes{}), {:.2f} s, {}/s{}\n", human_bytes(b.bytes_in),
              human_bytes(b.image_bytes), blocks, s.block_size, appended ? " and the hash tree" : "", b.seconds,
              human_bytes(uint64_t(double(b.bytes_in) / std::max(b.seconds, 1e-6))), b.verified ? ", verified" : "");
-  if (b.verity) print_verity(*b.verity, appended ? c.image : s.verity_file);
+  if (b.verity)
+    for (const auto& [label, value] : verity_lines(*b.verity, appended ? c.image : s.verity_file))
+      fmt::print("  verity {}: {}\n", label, value);
   if (c.verbose)
     fmt::print("  {} compact and {} extended inodes, {} data blocks, {} metadata blocks\n", b.compact_inodes,
                b.extended_inodes, b.data_blocks, b.metadata_blocks);
