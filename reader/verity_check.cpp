@@ -81,23 +81,33 @@ class VerityChecker {
         params, sb.data_blocks, [&](uint64_t offset, std::span<uint8_t> out) { image_.read_raw(offset, out); },
         threads);
     report_.root_hash = expected.root_hash;
-    data_blocks_ = sb.data_blocks;
-    report(verity::check(expected, stored_tree, opt_.root_hash), params.data_block_size);
+    report(verity::check(expected, stored_tree, opt_.root_hash), layout);
   }
 
-  void report(const verity::Report& r, uint32_t data_block_size) {
+  // A whole level that fails, more than one block of it, is one line: then nothing in that level
+  // is right, and what is wrong lies above it or in how every block is hashed.
+  static constexpr const char* kAllWrong =
+      "the salt, the parameters or the whole tree are wrong, or the data is not what the tree was made for";
+
+  void report(const verity::Report& r, const verity::Layout& layout) {
     if (r.root_mismatch)
       problem(fmt::format("the tree's root hash is {}, not the given {}", verity::to_hex(report_.root_hash),
                           verity::to_hex(opt_.root_hash)));
+    std::vector<uint64_t> bad_per_level(layout.levels.size());
+    for (const verity::BadHashBlock& h : r.bad_hash_blocks) ++bad_per_level[h.level];
+    for (size_t level = layout.levels.size(); level-- > 0;)
+      if (bad_per_level[level] > 1 && bad_per_level[level] == layout.levels[level].blocks)
+        problem(fmt::format("none of the {} hash blocks of level {} matches its hash: {}", bad_per_level[level], level,
+                            kAllWrong));
     for (const verity::BadHashBlock& h : r.bad_hash_blocks)
-      problem(fmt::format("hash block {} of level {} (block {} of the tree) does not match: data blocks {} to {} "
-                          "cannot be checked",
-                          h.index, h.level, h.tree_block, h.first_data_block, h.first_data_block + h.data_blocks - 1));
+      if (bad_per_level[h.level] != layout.levels[h.level].blocks || bad_per_level[h.level] == 1)
+        problem(fmt::format("hash block {} of level {} (block {} of the tree) does not match: data blocks {} to {} "
+                            "cannot be checked",
+                            h.index, h.level, h.tree_block, h.first_data_block, h.first_data_block + h.data_blocks - 1));
     const auto& bad = r.bad_data_blocks;
-    if (bad.size() > 1 && bad.size() == data_blocks_)
-      return problem(fmt::format("none of the {} data blocks matches its hash: the salt, the parameters or the "
-                                 "whole tree are wrong, or the data is not what the tree was made for",
-                                 bad.size()));
+    if (bad.size() > 1 && bad.size() == layout.data_blocks)
+      return problem(fmt::format("none of the {} data blocks matches its hash: {}", bad.size(), kAllWrong));
+    const uint32_t data_block_size = layout.data_block_size;
     const size_t named = std::min(bad.size(), opt_.max_problems);
     const auto owners = block_owners(image_, std::span(bad).first(named), data_block_size, kPathsPerBlock);
     for (size_t i = 0; i < named; ++i) {
@@ -124,7 +134,6 @@ class VerityChecker {
   VerityCheckReport& report_;
   const uint64_t fs_bytes_;
   std::string where_;
-  uint64_t data_blocks_ = 0;
 };
 
 }  // namespace
@@ -133,6 +142,16 @@ VerityCheckReport check_verity(const Image& image, const VerityCheckOptions& opt
   VerityCheckReport r;
   VerityChecker(image, options, r).run();
   return r;
+}
+
+VerityCheckReport check_verity(const std::string& path, const VerityCheckOptions& options) {
+  std::unique_ptr<Image> image;
+  try {
+    image = Image::open(path);
+  } catch (const CorruptError&) {
+    return {};
+  }
+  return check_verity(*image, options);
 }
 
 }  // namespace erofs::reader

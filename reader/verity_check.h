@@ -38,5 +38,8 @@ struct VerityCheckReport {
 // Throws IoError when the image or the hash file cannot be read, verity::Error when the hash
 // library fails; damage of any kind is a problem line.
 VerityCheckReport check_verity(const Image& image, const VerityCheckOptions& options);
+// The same for the image at `path`, opened as fsck_image opens it. An image that does not open as
+// EROFS (CorruptError) gives an empty report: fsck_image names why.
+VerityCheckReport check_verity(const std::string& path, const VerityCheckOptions& options);
 
 }  // namespace erofs::reader

@@ -38,7 +38,7 @@ int run_fsck(int argc, char** argv) {
   try {
     vo.root_hash = verity::parse_hex(root_hash, "root hash");
     r = reader::fsck_image(image, o);
-    v = reader::check_verity(*reader::Image::open(image), vo);
+    v = reader::check_verity(image, vo);
     r.problems.insert(r.problems.end(), v.problems.begin(), v.problems.end());
   } catch (const std::exception& e) {
     fmt::print(stderr, "erofs fsck: {}: {}\n", image, e.what());
