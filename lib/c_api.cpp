@@ -74,7 +74,7 @@ void fill_summary(const erofs::BuildSummary& s, erofs_build_summary* out) {
           s.hard_links,     s.bytes_in,        s.image_bytes, s.compressed_files, s.seconds,
           s.compact_inodes, s.extended_inodes, s.data_blocks, s.metadata_blocks,  s.skipped_inputs,
           s.verified ? 1 : 0,
-          0, {}, {}, {}, 0, 0, 0, 0, 0};  // no verity tree unless filled in below
+          0, {}, {}, {}, 0, 0, 0, 0, 0, 0};  // no verity tree unless filled in below
   if (const auto& v = s.verity) {
     out->verity = 1;
     copy_text(v->root_hash, out->verity_root_hash);
@@ -85,6 +85,7 @@ void fill_summary(const erofs::BuildSummary& s, erofs_build_summary* out) {
     out->verity_tree_bytes = v->tree_bytes;
     out->verity_data_block_size = v->data_block_size;
     out->verity_hash_block_size = v->hash_block_size;
+    out->verity_seconds = v->seconds;
   }
 }
 

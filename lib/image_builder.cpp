@@ -42,7 +42,8 @@ BuildSummary summary(const writer::BuildStats& st) {
   if (const auto& v = st.verity)
     b.verity = VeritySummary{verity::to_hex(v->root_hash), verity::to_hex(v->params.salt),
                              std::string(verity::algorithm_name(v->params.algorithm)), v->hash_offset,
-                             v->params.data_block_size, v->params.hash_block_size, v->data_blocks, v->tree_bytes};
+                             v->params.data_block_size, v->params.hash_block_size, v->data_blocks, v->tree_bytes,
+                             v->seconds};
   return b;
 }
 

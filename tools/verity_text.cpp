@@ -19,9 +19,9 @@ VeritySummary verity_summary(const format::VeritySuperblock& sb, uint64_t hash_o
 std::string verity_json(const VeritySummary& v) {
   return fmt::format(
       "{{\"root_hash\": \"{}\", \"salt\": \"{}\", \"hash_offset\": {}, \"hash_algorithm\": \"{}\", "
-      "\"data_block_size\": {}, \"hash_block_size\": {}, \"data_blocks\": {}, \"tree_bytes\": {}}}",
+      "\"data_block_size\": {}, \"hash_block_size\": {}, \"data_blocks\": {}, \"tree_bytes\": {}{}}}",
       v.root_hash, v.salt, v.hash_offset, v.hash_algorithm, v.data_block_size, v.hash_block_size, v.data_blocks,
-      v.tree_bytes);
+      v.tree_bytes, v.seconds > 0 ? fmt::format(", \"seconds\": {:.3f}", v.seconds) : "");
 }
 
 std::vector<std::pair<std::string, std::string>> verity_lines(const VeritySummary& v, const std::string& hash_device) {

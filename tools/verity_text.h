@@ -20,7 +20,7 @@ VeritySummary verity_summary(const format::VeritySuperblock& sb, uint64_t hash_o
                              std::span<const uint8_t> root_hash);
 
 // {"root_hash": ..., "salt": ..., "hash_offset": ..., "hash_algorithm": ..., "data_block_size": ...,
-//  "hash_block_size": ..., "data_blocks": ..., "tree_bytes": ...}
+//  "hash_block_size": ..., "data_blocks": ..., "tree_bytes": ...}, and "seconds" after a build.
 std::string verity_json(const VeritySummary& v);
 
 // Label and value, one pair a line: root hash, salt, hash offset (and in which file), hash

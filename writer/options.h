@@ -81,6 +81,7 @@ struct VerityStats {
   uint64_t data_blocks = 0;
   uint64_t hash_offset = 0;  // the superblock's offset: in the image, or 0 in the hash file
   uint64_t tree_bytes = 0;   // superblock block and tree, from hash_offset on
+  double seconds = 0;        // reading the image back, hashing it, writing the tree
 };
 
 struct BuildStats {

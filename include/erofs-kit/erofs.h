@@ -102,6 +102,7 @@ typedef struct erofs_build_summary {
   char verity_hash_algorithm[8];
   uint64_t verity_hash_offset, verity_data_blocks, verity_tree_bytes;
   uint32_t verity_data_block_size, verity_hash_block_size;
+  double verity_seconds; /* of seconds, the tree's part */
 } erofs_build_summary;
 
 EROFS_KIT_API erofs_builder *erofs_builder_new(erofs_error **error);

@@ -201,6 +201,7 @@ struct VeritySummary {
   uint32_t data_block_size = 0, hash_block_size = 0;
   uint64_t data_blocks = 0;    // the blocks of the image the tree covers, from its start
   uint64_t tree_bytes = 0;     // superblock block and tree, from hash_offset on
+  double seconds = 0;          // of BuildSummary::seconds, the tree's part: reading the image back, hashing, writing
 };
 
 struct BuildSummary {

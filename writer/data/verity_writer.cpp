@@ -1,6 +1,7 @@
 #include "writer/data/verity_writer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -37,6 +38,7 @@ VerityWriter::VerityWriter(const VerityOptions& options) : options_(options) {
 }
 
 uint64_t VerityWriter::write(OutputImage& image, uint64_t fs_bytes, VerityStats& stats) {
+  const auto t0 = std::chrono::steady_clock::now();
   verity::Params params = options_.params;
   if (options_.derive_salt) params.salt = verity::derive_salt(salt_seed(image, fs_bytes));
   // No overflow below: the filesystem has at most 2^32 blocks of 4096 bytes (write_superblock
@@ -66,6 +68,7 @@ uint64_t VerityWriter::write(OutputImage& image, uint64_t fs_bytes, VerityStats&
   stats.data_blocks = data_blocks;
   stats.hash_offset = hash_offset;
   stats.tree_bytes = head.size() + tree.bytes.size();
+  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return image.offset();
 }
 
