@@ -63,7 +63,7 @@ void add_options(CLI::App& app, MkfsCommand& c, BuildSettings& s, bool tar_given
   app.add_option("--compress-hints", s.compress_hints,
                  "File of 'PCLUSTER_BYTES REGEX [ALGORITHM_INDEX]' lines: files whose path matches use that "
                  "pcluster size and the -z algorithm at that index (0 = first)");
-  app.add_option("--workers", s.workers, "Compression threads (default: one per core; the image is the same for any count)");
+  app.add_option("--workers", s.workers, "Compression and --verity hashing threads (default: one per core; the image is the same for any count)");
   app.add_option("-E", s.extended,
                  "Extended options, comma-separated: force-inode-compact, force-inode-extended, legacy-compress "
                  "(full indexes), ztailpacking (small tails inline), fragments (tails in the packed inode), "
