@@ -8,7 +8,8 @@
 #     (checked here) and an EROFS image always has a block, so mkfs never asks for one.
 #  2. veritysetup format, given our salt, UUID and data block count, writes the same bytes as we
 #     do (superblock and tree, appended and in a separate file) and the same root hash file.
-#  3. erofs dump and erofs fsck --json show the fields mkfs --json reported.
+#  3. erofs dump and erofs fsck --json show the fields mkfs --json reported (dump shows a damaged
+#     superblock as such, and the rest of the image).
 #  4. One flipped byte in a file's data, in the tree and in the superblock: veritysetup verify and
 #     erofs fsck both fail (exit 1); fsck names the damaged file. A wrong --root-hash fails too.
 #  5. Reproducible: two builds give identical image, .verity and .roothash files; --workers 1
@@ -167,6 +168,8 @@ damage "a byte of $victim" "$data_at" "verity: data block $((data_at / DBS)) .*$
 damage "a byte of the tree" "$tree_at" "verity: (data block|hash block) "
 damage "the superblock's signature" "$OFFSET" "no \"verity\" signature"
 damage "the superblock's algorithm" $((OFFSET + 33)) "hash algorithm"
+check_output "a damaged superblock: erofs dump shows the image and the damage" 0 \
+    "^Verity superblock: +at byte $OFFSET, damaged: .*algorithm" "$EROFS" dump "$W/damaged.img"
 damage "the superblock's data block count" $((OFFSET + 73)) "past the superblock"
 damage "the superblock's salt" $((OFFSET + 90)) "verity: (none of the [0-9]+ (data|hash) blocks|hash block 0 of level)"
 wrong=$(printf '%064d' 0)
