@@ -51,7 +51,7 @@ void VeritySuperblock::encode(std::span<uint8_t> out) const {
   put_le32(p + kHashBlockSize, hash_block_size);
   put_le64(p + kDataBlocks, data_blocks);
   put_le16(p + kSaltSize, uint16_t(salt.size()));
-  std::memcpy(p + kSalt, salt.data(), salt.size());
+  std::copy(salt.begin(), salt.end(), p + kSalt);  // (memcpy from an empty vector's null data() is undefined)
 }
 
 bool VeritySuperblock::recognisable(std::span<const uint8_t> in) {
