@@ -19,8 +19,9 @@ namespace {
 // The filesystem's first 4096 bytes hold its superblock at every block size.
 constexpr uint64_t kSuperblockSpan = 4096;
 
-// The salt's seed: the hash of everything appended to the image and the superblock's bytes (the
-// label, the UUID, the counts), known before the tree is built and the same for the same input.
+// The salt's seed: the hash of everything appended to the image (the padding to the last data
+// block included) and the superblock's bytes (the label, the UUID, the counts), known before the
+// tree is built and the same for the same input.
 std::vector<uint8_t> salt_seed(OutputImage& image, uint64_t fs_bytes) {
   const XXH128_hash_t h = image.content_hash();
   std::vector<uint8_t> seed(16 + std::min(fs_bytes, kSuperblockSpan));
@@ -40,12 +41,15 @@ VerityWriter::VerityWriter(const VerityOptions& options) : options_(options) {
 uint64_t VerityWriter::write(OutputImage& image, uint64_t fs_bytes, VerityStats& stats) {
   const auto t0 = std::chrono::steady_clock::now();
   verity::Params params = options_.params;
-  if (options_.derive_salt) params.salt = verity::derive_salt(salt_seed(image, fs_bytes));
   // No overflow below: the filesystem has at most 2^32 blocks of 4096 bytes (write_superblock
   // refuses more), and compute_layout checks the tree's size.
   const uint64_t data_blocks = (fs_bytes + params.data_block_size - 1) / params.data_block_size;
   const uint64_t data_end = data_blocks * params.data_block_size;
   image.pad_to(data_end);
+  // The seed is read in any case: reading back writes the buffer out, after which the threads
+  // that build the tree only read.
+  const std::vector<uint8_t> seed = salt_seed(image, fs_bytes);
+  if (options_.derive_salt) params.salt = verity::derive_salt(seed);
   const unsigned threads = options_.threads ? options_.threads : std::max(1u, std::thread::hardware_concurrency());
   const verity::Tree tree = verity::build_tree(
       params, data_blocks, [&](uint64_t offset, std::span<uint8_t> out) { image.read_back(offset, out); }, threads);
