@@ -31,6 +31,10 @@ bool block_size_ok(uint32_t size) {
          (size & (size - 1)) == 0;
 }
 
+bool has_signature(std::span<const uint8_t> in) {
+  return in.size() >= kSignature + sizeof kMagic && std::memcmp(in.data() + kSignature, kMagic, sizeof kMagic) == 0;
+}
+
 }  // namespace
 
 void VeritySuperblock::encode(std::span<uint8_t> out) const {
@@ -47,13 +51,18 @@ void VeritySuperblock::encode(std::span<uint8_t> out) const {
   put_le32(p + kHashBlockSize, hash_block_size);
   put_le64(p + kDataBlocks, data_blocks);
   put_le16(p + kSaltSize, uint16_t(salt.size()));
-  std::memcpy(p + kSalt, salt.data(), salt.size());
+  std::copy(salt.begin(), salt.end(), p + kSalt);  // (memcpy from an empty vector's null data() is undefined)
+}
+
+bool VeritySuperblock::recognisable(std::span<const uint8_t> in) {
+  return has_signature(in) || (in.size() >= kHashType + 4 && get_le32(in.data() + kVersion) == kSuperblockVersion &&
+                               get_le32(in.data() + kHashType) == kHashTypeNormal);
 }
 
 std::string VeritySuperblock::decode(std::span<const uint8_t> in, VeritySuperblock& out) {
   if (in.size() < kSize) return fmt::format("verity superblock: {} bytes, needs {}", in.size(), kSize);
   const uint8_t* p = in.data();
-  if (std::memcmp(p + kSignature, kMagic, sizeof kMagic) != 0) return "verity superblock: no \"verity\" signature";
+  if (!has_signature(in)) return "verity superblock: no \"verity\" signature";
   if (uint32_t v = get_le32(p + kVersion); v != kSuperblockVersion)
     return fmt::format("verity superblock: version {} (only 1 is defined)", v);
   if (uint32_t t = get_le32(p + kHashType); t != kHashTypeNormal)

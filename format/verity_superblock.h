@@ -33,6 +33,10 @@ struct VeritySuperblock {
   // superblock, else one line saying what is wrong. Unused bytes must be zero, as veritysetup
   // writes them, so that any damage to the 512 bytes is noticed.
   static std::string decode(std::span<const uint8_t> in, VeritySuperblock& out);
+  // Whether `in` is meant to be a superblock, damaged or not: it starts with veritysetup's
+  // signature, or holds the version and hash type veritysetup writes after it (1 and 1), so that
+  // one damaged byte still leaves it recognisable.
+  static bool recognisable(std::span<const uint8_t> in);
 };
 
 }  // namespace erofs::format

@@ -1,5 +1,6 @@
 #include "lib/build_settings.h"
 
+#include "verity/params.h"
 #include "writer/option_text.h"
 
 namespace erofs::lib {
@@ -18,6 +19,17 @@ writer::BuildOptions build_options(const BuildSettings& s) {
                                      s.compress_hints.empty() ? std::vector<writer::CompressHint>{}
                                                               : writer::read_compress_hints(s.compress_hints));
   if (!s.hot_list.empty()) o.hot_files = writer::read_hot_list(s.hot_list);
+  if (s.verity || s.verity_salt || !s.verity_file.empty() || !s.root_hash_file.empty()) {
+    writer::VerityOptions& v = o.verity.emplace();
+    v.params = verity::parse_options(s.verity.value_or(""));
+    if (s.verity_salt) {
+      v.params.salt = verity::parse_salt(*s.verity_salt);
+      v.derive_salt = false;
+    }
+    v.hash_file = s.verity_file;
+    v.root_hash_file = s.root_hash_file;
+    v.threads = s.workers;
+  }
   o.source.all_root = s.all_root;
   o.source.force_uid = s.force_uid;
   o.source.force_gid = s.force_gid;

@@ -1,6 +1,7 @@
 // The C API (erofs-kit/erofs.h) over the C++ one.
 #include "erofs-kit/erofs.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -58,12 +59,34 @@ erofs::EntryMeta meta_of(const erofs_entry_meta* m, uint32_t default_mode) {
   return meta;
 }
 
+// Copies `text` into a fixed C string field (the verity texts always fit: at most 128, 512 and 6
+// characters).
+template <size_t N>
+void copy_text(const std::string& text, char (&field)[N]) {
+  const size_t n = std::min(text.size(), N - 1);
+  std::memcpy(field, text.data(), n);
+  field[n] = 0;
+}
+
 void fill_summary(const erofs::BuildSummary& s, erofs_build_summary* out) {
   if (!out) return;
   *out = {s.inodes,         s.regular_files,   s.directories, s.symlinks,        s.special_files,
           s.hard_links,     s.bytes_in,        s.image_bytes, s.compressed_files, s.seconds,
           s.compact_inodes, s.extended_inodes, s.data_blocks, s.metadata_blocks,  s.skipped_inputs,
-          s.verified ? 1 : 0};
+          s.verified ? 1 : 0,
+          0, {}, {}, {}, 0, 0, 0, 0, 0, 0};  // no verity tree unless filled in below
+  if (const auto& v = s.verity) {
+    out->verity = 1;
+    copy_text(v->root_hash, out->verity_root_hash);
+    copy_text(v->salt, out->verity_salt);
+    copy_text(v->hash_algorithm, out->verity_hash_algorithm);
+    out->verity_hash_offset = v->hash_offset;
+    out->verity_data_blocks = v->data_blocks;
+    out->verity_tree_bytes = v->tree_bytes;
+    out->verity_data_block_size = v->data_block_size;
+    out->verity_hash_block_size = v->hash_block_size;
+    out->verity_seconds = v->seconds;
+  }
 }
 
 bool parse_u64(const char* text, uint64_t& out) {
@@ -233,6 +256,10 @@ int erofs_builder_set(erofs_builder* b, const char* key_text, const char* value,
   else if (key == "mkfs-time") return boolean(s.mkfs_time);
   else if (key == "ignore-unreadable") return boolean(s.ignore_unreadable);
   else if (key == "verify") return boolean(s.verify);
+  else if (key == "verity") s.verity = v;
+  else if (key == "verity-salt") s.verity_salt = v;
+  else if (key == "verity-file") s.verity_file = v;
+  else if (key == "root-hash-file") s.root_hash_file = v;
   else return invalid(error, "unknown setting '" + key + "'");
   return 0;
 }

@@ -6,6 +6,7 @@
 
 #include "compress/codec.h"
 #include "reader/image.h"
+#include "verity/params.h"
 #include "writer/errors.h"
 #include "writer/option_text.h"
 
@@ -28,6 +29,8 @@ Error current_error(ErrorCode fallback) {
     return {ErrorCode::Unsupported, 0, e.what()};
   } catch (const writer::OptionError& e) {
     return invalid_argument(e.what());
+  } catch (const verity::ParamError& e) {
+    return invalid_argument(e.what());  // verity::Error (the hash library failing) takes the fallback
   } catch (const writer::BuildError& e) {
     return {ErrorCode::Build, 0, e.what()};
   } catch (const std::system_error& e) {

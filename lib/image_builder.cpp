@@ -12,6 +12,7 @@
 #include "lib/errors.h"
 #include "lib/progress_relay.h"
 #include "lib/verify.h"
+#include "verity/params.h"
 #include "writer/build_image.h"
 #include "writer/errors.h"
 #include "writer/source/scan_dir.h"
@@ -38,6 +39,11 @@ BuildSummary summary(const writer::BuildStats& st) {
   b.data_blocks = st.data_blocks;
   b.metadata_blocks = st.meta_blocks;
   b.skipped_inputs = st.skipped_inputs;
+  if (const auto& v = st.verity)
+    b.verity = VeritySummary{verity::to_hex(v->root_hash), verity::to_hex(v->params.salt),
+                             std::string(verity::algorithm_name(v->params.algorithm)), v->hash_offset,
+                             v->params.data_block_size, v->params.hash_block_size, v->data_blocks, v->tree_bytes,
+                             v->seconds};
   return b;
 }
 

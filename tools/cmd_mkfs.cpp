@@ -11,6 +11,7 @@
 #include "tools/command.h"
 #include "tools/format_util.h"
 #include "tools/progress_display.h"
+#include "tools/verity_text.h"
 #include "writer/temp_files.h"
 
 namespace erofs::tools {
@@ -65,7 +66,7 @@ void add_options(CLI::App& app, MkfsCommand& c, BuildSettings& s, bool tar_given
   app.add_option("--hot-list", s.hot_list,
                  "File of paths in the image, one per line: their data is written first, in that order, and kept "
                  "out of fragments, so that reading them decodes only their own pclusters");
-  app.add_option("--workers", s.workers, "Compression threads (default: one per core; the image is the same for any count)");
+  app.add_option("--workers", s.workers, "Compression and --verity hashing threads (default: one per core; the image is the same for any count)");
   app.add_option("-E", s.extended,
                  "Extended options, comma-separated: force-inode-compact, force-inode-extended, legacy-compress "
                  "(full indexes), ztailpacking (small tails inline), fragments (tails in the packed inode), "
@@ -73,6 +74,13 @@ void add_options(CLI::App& app, MkfsCommand& c, BuildSettings& s, bool tar_given
   app.add_flag("--ignore-unreadable", s.ignore_unreadable,
                "Skip unreadable files and directories with a warning (exit code 2) instead of failing");
   app.add_flag("--verify", s.verify, "Read the finished image back and compare every entry with the source");
+  app.add_flag("--verity{}", s.verity,
+               "Append a dm-verity hash tree (veritysetup's format, version 1) after the image; "
+               "--verity=hash=sha256|sha512,data-block=BYTES,hash-block=BYTES (512 to 4096; default sha256, 4096, 4096)");
+  app.add_option("--verity-salt", s.verity_salt,
+                 "The tree's salt: hex, or 'none' (default: derived from the content, so builds are reproducible)");
+  app.add_option("--verity-file", s.verity_file, "Write the verity superblock and tree to this file instead of the image");
+  app.add_option("--root-hash-file", s.root_hash_file, "Write the tree's root hash (hex) to this file");
   app.add_flag("-v,--verbose", c.verbose, "Print more detail in the summary");
   app.add_flag("-q,--quiet", c.quiet, "Print nothing but errors and warnings");
   app.add_flag("--no-progress", c.no_progress,
@@ -107,18 +115,24 @@ void print_summary(const MkfsCommand& c, const BuildSettings& s, const BuildSumm
         "{{\"image\": \"{}\", \"inodes\": {}, \"regular_files\": {}, \"directories\": {}, \"symlinks\": {}, "
         "\"special_files\": {}, \"hard_links\": {}, \"bytes_in\": {}, \"image_bytes\": {}, \"block_size\": {}, "
         "\"compact_inodes\": {}, \"extended_inodes\": {}, \"compressed_files\": {}, \"skipped_inputs\": {}, "
-        "\"verified\": {}, \"seconds\": {:.3f}}}\n",
+        "\"verified\": {}, \"verity\": {}, \"seconds\": {:.3f}}}\n",
         json_escape(c.image), b.inodes, b.regular_files, b.directories, b.symlinks, b.special_files, b.hard_links,
         b.bytes_in, b.image_bytes, s.block_size, b.compact_inodes, b.extended_inodes, b.compressed_files,
-        b.skipped_inputs, b.verified ? "true" : "false", b.seconds);
+        b.skipped_inputs, b.verified ? "true" : "false", b.verity ? verity_json(*b.verity) : "null", b.seconds);
     return;
   }
   if (c.quiet) return;
   fmt::print("{}: {} inodes ({} files, {} directories, {} symlinks, {} special, {} extra hard links)\n", c.image,
              b.inodes, b.regular_files, b.directories, b.symlinks, b.special_files, b.hard_links);
-  fmt::print("  data in {}, image {} ({} blocks of {} bytes), {:.2f} s, {}/s{}\n", human_bytes(b.bytes_in),
-             human_bytes(b.image_bytes), b.image_bytes / s.block_size, s.block_size, b.seconds,
+  // An appended tree starts at the hash offset, after the filesystem's blocks and their padding.
+  const bool appended = b.verity && s.verity_file.empty();
+  const uint64_t blocks = (appended ? b.verity->hash_offset : b.image_bytes) / s.block_size;
+  fmt::print("  data in {}, image {} ({} blocks of {} bytes{}), {:.2f} s, {}/s{}\n", human_bytes(b.bytes_in),
+             human_bytes(b.image_bytes), blocks, s.block_size, appended ? " and the hash tree" : "", b.seconds,
              human_bytes(uint64_t(double(b.bytes_in) / std::max(b.seconds, 1e-6))), b.verified ? ", verified" : "");
+  if (b.verity)
+    for (const auto& [label, value] : verity_lines(*b.verity, appended ? c.image : s.verity_file))
+      fmt::print("  verity {}: {}\n", label, value);
   if (c.verbose)
     fmt::print("  {} compact and {} extended inodes, {} data blocks, {} metadata blocks\n", b.compact_inodes,
                b.extended_inodes, b.data_blocks, b.metadata_blocks);

@@ -46,36 +46,45 @@ void BlockHasher::hash_blocks(std::span<const uint8_t> in, size_t block_size, ui
   for (size_t off = 0; off < in.size(); off += block_size, out += digest_size_) hash(in.subspan(off, block_size), out);
 }
 
-void hash_blocks_parallel(BlockHasher& hasher, std::span<const uint8_t> in, size_t block_size, uint8_t* out,
-                          unsigned threads) {
-  const size_t blocks = in.size() / block_size;
-  const size_t parts = std::clamp<size_t>(in.size() / kMinBytesPerThread, 1, std::max(threads, 1u));
-  const size_t per_part = blocks / parts, extra = blocks % parts;
-  // Part i: blocks [first(i), first(i + 1)); the first `extra` parts take one block more.
-  auto first = [&](size_t i) { return i * per_part + std::min(i, extra); };
-  auto run = [&](BlockHasher& h, size_t i) {
-    h.hash_blocks(in.subspan(first(i) * block_size, (first(i + 1) - first(i)) * block_size), block_size,
-                  out + first(i) * hasher.digest_size());
-  };
+uint64_t share_begin(uint64_t count, uint64_t parts, uint64_t i) {
+  return i * (count / parts) + std::min(i, count % parts);
+}
+
+void for_each_share(BlockHasher& hasher, size_t parts, const std::function<void(BlockHasher&, size_t)>& fn) {
   std::vector<std::exception_ptr> errors(parts);
   std::vector<std::jthread> helpers;
   for (size_t i = 1; i < parts; ++i)
     helpers.emplace_back([&, i] {
       try {
         BlockHasher own(hasher);
-        run(own, i);
+        fn(own, i);
       } catch (...) {
         errors[i] = std::current_exception();
       }
     });
   try {
-    run(hasher, 0);
+    fn(hasher, 0);
   } catch (...) {
     errors[0] = std::current_exception();
   }
   helpers.clear();  // joins
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);
+}
+
+size_t useful_threads(uint64_t bytes, unsigned threads) {
+  return size_t(std::clamp<uint64_t>(bytes / kMinBytesPerThread, 1, std::max(threads, 1u)));
+}
+
+void hash_blocks_parallel(BlockHasher& hasher, std::span<const uint8_t> in, size_t block_size, uint8_t* out,
+                          unsigned threads) {
+  const size_t blocks = in.size() / block_size;
+  const size_t parts = useful_threads(in.size(), threads);
+  for_each_share(hasher, parts, [&](BlockHasher& h, size_t i) {
+    const uint64_t first = share_begin(blocks, parts, i), end = share_begin(blocks, parts, i + 1);
+    h.hash_blocks(in.subspan(first * block_size, (end - first) * block_size), block_size,
+                  out + first * hasher.digest_size());
+  });
 }
 
 }  // namespace erofs::verity

@@ -8,6 +8,8 @@
 namespace erofs::verity {
 namespace {
 
+// What each thread of read_all reads at a time: large enough that a call costs little against its
+// copying and hashing, small enough to stay in the CPU's caches between the two.
 constexpr size_t kReadBytesPerThread = 4u << 20;
 
 std::span<uint8_t> level_bytes(std::vector<uint8_t>& tree, const Layout& layout, size_t level) {
@@ -62,17 +64,26 @@ Tree TreeBuilder::finish() {
   return Tree{std::move(params_), std::move(layout_), std::move(tree_), std::move(root_)};
 }
 
+void TreeBuilder::read_all(const ReadFn& read) {
+  if (blocks_done_ != 0 || !partial_.empty()) throw Error("verity: read_all on a builder already fed");
+  const uint64_t blocks = layout_.data_blocks, block = layout_.data_block_size;
+  const uint64_t piece = kReadBytesPerThread / block;  // blocks; block sizes are at most 4096
+  const size_t parts = useful_threads(blocks * block, threads_);  // compute_layout checked the product
+  for_each_share(hasher_, parts, [&](BlockHasher& h, size_t i) {
+    const uint64_t first = share_begin(blocks, parts, i), end = share_begin(blocks, parts, i + 1);
+    std::vector<uint8_t> buffer(std::min(piece, end - first) * block);
+    for (uint64_t b = first; b < end; b += piece) {
+      const auto in = std::span(buffer).first(std::min(piece, end - b) * block);
+      read(b * block, in);
+      h.hash_blocks(in, block, data_hashes_.data() + b * layout_.digest_size);
+    }
+  });
+  blocks_done_ = blocks;
+}
+
 Tree build_tree(const Params& params, uint64_t data_blocks, const ReadFn& read, unsigned threads) {
   TreeBuilder builder(params, data_blocks, threads);
-  // Large enough that every thread gets a share worth starting it for.
-  std::vector<uint8_t> buffer(std::max<size_t>(threads, 1) * kReadBytesPerThread);
-  const uint64_t size = data_blocks * params.data_block_size;  // compute_layout checked it
-  for (uint64_t offset = 0; offset < size;) {
-    const auto piece = std::span(buffer).first(size_t(std::min<uint64_t>(buffer.size(), size - offset)));
-    read(offset, piece);
-    builder.add(piece);
-    offset += piece.size();
-  }
+  builder.read_all(read);
   return builder.finish();
 }
 

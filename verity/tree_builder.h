@@ -22,6 +22,9 @@ struct Tree {
   std::vector<uint8_t> root_hash;  // digest_size bytes
 };
 
+// Reads `out.size()` bytes at `offset` of the data, or throws.
+using ReadFn = std::function<void(uint64_t offset, std::span<uint8_t> out)>;
+
 class TreeBuilder {
  public:
   // `threads`: how many threads hash large spans (see hash_blocks_parallel); the tree is the
@@ -31,6 +34,12 @@ class TreeBuilder {
   // The next bytes of the data, in order, in spans of any length: large ones are hashed on the
   // threads. Throws Error past layout().data_blocks blocks.
   void add(std::span<const uint8_t> data);
+  // All the data at once, through `read`: each of the builder's threads reads a contiguous share
+  // of the blocks in pieces of a few MiB into a buffer of its own and hashes them, so that the
+  // copying is shared out as well as the hashing and the threads meet only at the end. `read` is
+  // called from several threads at once, for disjoint ranges. Only on a builder fed nothing yet
+  // (else Error).
+  void read_all(const ReadFn& read);
   // After exactly data_blocks blocks: the upper levels and the root. Throws Error when fewer
   // bytes came. The builder is spent afterwards.
   Tree finish();
@@ -51,10 +60,8 @@ class TreeBuilder {
   uint64_t blocks_done_ = 0;
 };
 
-// Reads `out.size()` bytes at `offset` of the data, or throws.
-using ReadFn = std::function<void(uint64_t offset, std::span<uint8_t> out)>;
-
-// The tree of data that `read` gives, read front to back in pieces of a few MiB.
+// The tree of data that `read` gives (TreeBuilder::read_all): `read` is called from several
+// threads at once, for disjoint ranges.
 Tree build_tree(const Params& params, uint64_t data_blocks, const ReadFn& read, unsigned threads = 1);
 
 }  // namespace erofs::verity

@@ -1,11 +1,13 @@
 #include "writer/build_image.h"
 
 #include <chrono>
+#include <optional>
 
 #include "format/superblock.h"
 #include "writer/data/data_writer.h"
 #include "writer/data/metadata_writer.h"
 #include "writer/data/output_image.h"
+#include "writer/data/verity_writer.h"
 #include "writer/errors.h"
 #include "writer/layout/inode_planner.h"
 #include "writer/layout/xattr_plan.h"
@@ -28,7 +30,8 @@ void check_options(const BuildOptions& o) {
 }  // namespace
 
 // The phases in order: layout decisions that need no data (layout/inode_planner), the data
-// (data/data_writer), then the inode area and the superblock (data/metadata_writer).
+// (data/data_writer), the inode area and the superblock (data/metadata_writer), with --verity the
+// hash tree over all of it (data/verity_writer); then the side files and the image are renamed.
 BuildStats build_image(Tree& tree, const std::string& image_path, const BuildOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   check_options(o);
@@ -44,10 +47,18 @@ BuildStats build_image(Tree& tree, const std::string& image_path, const BuildOpt
     o.progress->scanned = true;
   }
   OutputImage out(image_path);
+  std::optional<VerityWriter> verity;
+  if (o.verity) verity.emplace(*o.verity);
   SpillFile tails(image_path);
   out.pad_to((format::kSuperblockOffset / o.block_size + 1) * o.block_size);  // the superblock's block
   const DataArea data = write_data(out, tails, tree, plans, o, image_path, stats);
-  write_metadata_and_commit(out, tails, plans, xattrs, data, o, stats);
+  uint64_t end = write_metadata(out, tails, plans, xattrs, data, o, stats);
+  if (verity) {
+    end = verity->write(out, end, stats.verity.emplace());
+    verity->commit();
+  }
+  out.commit(end);
+  stats.image_bytes = end;
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return stats;
 }

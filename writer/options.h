@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compress/codec.h"
+#include "verity/params.h"
 
 namespace erofs::writer {
 
@@ -45,6 +46,15 @@ struct CompressionOptions {
   uint64_t segment_bytes = 32 << 20;       // input per compression job (fixes extent boundaries)
 };
 
+// --verity: a dm-verity hash tree over the finished image (writer/data/verity_writer.h).
+struct VerityOptions {
+  verity::Params params;        // its salt is used as it is unless derive_salt
+  bool derive_salt = true;      // from the image's content, so equal inputs give equal trees
+  std::string hash_file;        // --verity-file: superblock and tree go there instead of after the image
+  std::string root_hash_file;   // --root-hash-file: the root hash in hex, as veritysetup writes it
+  unsigned threads = 0;         // hashing threads; 0: one per core. The tree is the same for any count.
+};
+
 struct BuildOptions {
   uint32_t block_size = 4096;
   UuidMode uuid_mode = UuidMode::Derived;
@@ -62,20 +72,32 @@ struct BuildOptions {
   // first, in this order, and kept out of fragments, so that reading them decodes only their own
   // pclusters (files read at boot, say).
   std::vector<std::string> hot_files;
+  std::optional<VerityOptions> verity;
   SourceOptions source;
   std::function<void(const std::string&)> warn;  // non-fatal problems (skipped inputs)
   Progress* progress = nullptr;                   // updated while building, when set
+};
+
+// What --verity wrote: what veritysetup and the kernel need besides the tree itself.
+struct VerityStats {
+  verity::Params params;
+  std::vector<uint8_t> root_hash;
+  uint64_t data_blocks = 0;
+  uint64_t hash_offset = 0;  // the superblock's offset: in the image, or 0 in the hash file
+  uint64_t tree_bytes = 0;   // superblock block and tree, from hash_offset on
+  double seconds = 0;        // reading the image back, hashing it, writing the tree
 };
 
 struct BuildStats {
   uint64_t inodes = 0, regular_files = 0, directories = 0, symlinks = 0, specials = 0;
   uint64_t hard_links = 0;      // extra dentries naming an already counted inode
   uint64_t bytes_in = 0;        // file content read from the source
-  uint64_t image_bytes = 0;
+  uint64_t image_bytes = 0;     // the image file, with an appended hash tree
   uint64_t data_blocks = 0, meta_blocks = 0;
   uint64_t compact_inodes = 0, extended_inodes = 0;
   uint64_t compressed_files = 0;
   uint64_t skipped_inputs = 0;  // with ignore_unreadable
+  std::optional<VerityStats> verity;
   double seconds = 0;
 };
 

@@ -95,6 +95,14 @@ typedef struct erofs_build_summary {
   uint64_t compact_inodes, extended_inodes, data_blocks, metadata_blocks;
   uint64_t skipped_inputs; /* with "ignore-unreadable" */
   int verified;            /* with "verify": 1, the image matched the source */
+  /* With "verity": the tree written (verity 1), as erofs::VeritySummary; strings in hex. */
+  int verity;
+  char verity_root_hash[129];
+  char verity_salt[513];
+  char verity_hash_algorithm[8];
+  uint64_t verity_hash_offset, verity_data_blocks, verity_tree_bytes;
+  uint32_t verity_data_block_size, verity_hash_block_size;
+  double verity_seconds; /* of seconds, the tree's part */
 } erofs_build_summary;
 
 EROFS_KIT_API erofs_builder *erofs_builder_new(erofs_error **error);
@@ -104,7 +112,8 @@ EROFS_KIT_API void erofs_builder_free(erofs_builder *builder);
  *   "T" (UNIX time), "U", "L", "workers", "chunksize", "compress-hints" (a file), "hot-list"
  *   (a file), "all-root" ("1"), "force-uid", "force-gid", "exclude-path", "exclude-regex" (both repeatable),
  *   "aufs" ("1"), "ovlfs-strip" ("1"), "mkfs-time" ("1"), "ignore-unreadable" ("1"),
- *   "verify" ("1"). */
+ *   "verify" ("1"), "verity" (the text of --verity=: "" for the defaults, "hash=sha512,..."),
+ *   "verity-salt" (hex or "none"), "verity-file", "root-hash-file" (each also turns verity on). */
 EROFS_KIT_API int erofs_builder_set(erofs_builder *builder, const char *key, const char *value, erofs_error **error);
 /* fn is called from another thread about every interval_ms while building, and once at the end. */
 EROFS_KIT_API void erofs_builder_on_progress(erofs_builder *builder, void (*fn)(void *ctx, const erofs_progress *progress),

@@ -217,11 +217,31 @@ struct BuildSettings {
   // As --verify: the finished image is read back and compared with the source, entry by entry;
   // a difference fails the build with an Error naming it (the image stays, for inspection).
   bool verify = false;
+  // As --verity[=OPTIONS]: a dm-verity hash tree (format version 1) after the image, with
+  // veritysetup's superblock in front of it. "": SHA-256, 4096-byte data and hash blocks;
+  // "hash=sha512,data-block=1024,hash-block=4096" (any of them) over those defaults. Setting
+  // verity_salt, verity_file or root_hash_file turns it on as well.
+  std::optional<std::string> verity;
+  std::optional<std::string> verity_salt;  // as --verity-salt: hex, or "none"; unset: derived from the content
+  std::string verity_file;                 // as --verity-file: superblock and tree go to this file instead
+  std::string root_hash_file;              // as --root-hash-file: the root hash in hex, as veritysetup writes it
   // Called from a separate thread about every progress_interval_ms while building, and once at
   // the end from the building thread.
   std::function<void(const Progress&)> on_progress;
   unsigned progress_interval_ms = 200;
   std::function<void(const std::string&)> on_warning;  // non-fatal problems
+};
+
+// The dm-verity tree a build wrote: what veritysetup and the kernel's dm-verity need besides it.
+struct VeritySummary {
+  std::string root_hash;       // hex
+  std::string salt;            // hex; empty for no salt
+  std::string hash_algorithm;  // "sha256" or "sha512"
+  uint64_t hash_offset = 0;    // the superblock's byte offset: in the image, or 0 in verity_file
+  uint32_t data_block_size = 0, hash_block_size = 0;
+  uint64_t data_blocks = 0;    // the blocks of the image the tree covers, from its start
+  uint64_t tree_bytes = 0;     // superblock block and tree, from hash_offset on
+  double seconds = 0;          // of BuildSummary::seconds, the tree's part: reading the image back, hashing, writing
 };
 
 struct BuildSummary {
@@ -233,6 +253,7 @@ struct BuildSummary {
   uint64_t data_blocks = 0, metadata_blocks = 0;
   uint64_t skipped_inputs = 0;  // with ignore_unreadable
   bool verified = false;        // with verify: the image matched the source
+  std::optional<VeritySummary> verity;  // with verity
 };
 
 // Entry metadata for entries added from code. `mode` holds the permission bits (07777).

@@ -153,4 +153,49 @@ TEST(LibraryC, WholeSourceBuildsAndErrors) {
   erofs_error_free(err);
 }
 
+// The dm-verity settings and what the summary says about the tree; a tree the summary describes
+// is where it says (veritysetup's signature at the hash offset) and its root hash is in the file.
+TEST(LibraryC, VerityTreeInTheSummary) {
+  Dir tmp;
+  fs::create_directories(tmp / "src");
+  std::ofstream(tmp / "src/file") << std::string(100000, 'v');
+  erofs_error* err = nullptr;
+  erofs_builder* b = erofs_builder_new(nullptr);
+  ASSERT_EQ(erofs_builder_set(b, "verity", "hash=sha512,data-block=1024", &err), 0);
+  ASSERT_EQ(erofs_builder_set(b, "verity-salt", "a1b2", &err), 0);
+  ASSERT_EQ(erofs_builder_set(b, "root-hash-file", (tmp / "img.roothash").c_str(), &err), 0);
+  erofs_build_summary s;
+  ASSERT_EQ(erofs_build_directory(b, (tmp / "src").c_str(), (tmp / "img").c_str(), &s, &err), 0)
+      << erofs_error_message(err);
+  EXPECT_EQ(s.verity, 1);
+  EXPECT_EQ(std::string(s.verity_salt), "a1b2");
+  EXPECT_EQ(std::string(s.verity_hash_algorithm), "sha512");
+  EXPECT_EQ(std::string(s.verity_root_hash).size(), 128u);
+  EXPECT_EQ(s.verity_data_block_size, 1024u);
+  EXPECT_EQ(s.verity_hash_block_size, 4096u);
+  EXPECT_EQ(s.verity_data_blocks * 1024, s.verity_hash_offset);  // 4096-byte aligned already
+  EXPECT_EQ(s.verity_hash_offset + s.verity_tree_bytes, s.image_bytes);
+  EXPECT_EQ(fs::file_size(tmp / "img"), s.image_bytes);
+  std::ifstream image(tmp / "img", std::ios::binary), root(tmp / "img.roothash");
+  std::string signature(8, '\0');
+  image.seekg(std::streamoff(s.verity_hash_offset));
+  image.read(signature.data(), 8);
+  EXPECT_EQ(signature, std::string("verity\0\0", 8));
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(root), {}), s.verity_root_hash);
+
+  ASSERT_EQ(erofs_builder_set(b, "verity", "hash=md5", &err), 0);
+  EXPECT_EQ(erofs_build_directory(b, (tmp / "src").c_str(), (tmp / "bad").c_str(), &s, &err), -1);
+  EXPECT_EQ(erofs_error_code(err), EROFS_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(erofs_error_message(err)).find("md5"), std::string::npos);
+  erofs_error_free(err);
+  erofs_builder_free(b);
+
+  // Without verity the fields are zero.
+  b = erofs_builder_new(nullptr);
+  ASSERT_EQ(erofs_build_directory(b, (tmp / "src").c_str(), (tmp / "plain").c_str(), &s, nullptr), 0);
+  EXPECT_EQ(s.verity, 0);
+  EXPECT_EQ(s.verity_root_hash[0], 0);
+  erofs_builder_free(b);
+}
+
 }  // namespace

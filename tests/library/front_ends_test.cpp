@@ -1,6 +1,7 @@
 // The three ways to build (the erofs command, the C++ API, the C API) take the same settings and
 // must give the same image, byte for byte: one tree, built through each of them, and through
-// entries added in code with the same metadata, under every ownership option.
+// entries added in code with the same metadata, under every ownership option and with a
+// dm-verity tree.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -82,6 +83,8 @@ class FrontEnds : public testing::Test {
     else if (s.key == "C") b.pcluster_bytes = uint32_t(std::stoul(s.value));
     else if (s.key == "E") b.extended = s.value;
     else if (s.key == "T") b.timestamp = std::stoll(s.value);
+    else if (s.key == "verity") b.verity = s.value;
+    else if (s.key == "verity-salt") b.verity_salt = s.value;
     else ADD_FAILURE() << "no C++ field for " << s.key;
   }
 
@@ -142,6 +145,8 @@ TEST_F(FrontEnds, EveryFrontEndGivesTheSameImage) {
       {"all-root-force-uid", {{"all-root", ""}, {"force-uid", "1234"}}},
       {"all-root-force-both", {{"all-root", ""}, {"force-uid", "1234"}, {"force-gid", "5678"}}},
       {"time-compressed", {{"T", "1700000000"}, {"z", "lz4hc"}, {"C", "16384"}, {"E", "ztailpacking"}}},
+      {"verity", {{"verity", "hash=sha512,data-block=1024,hash-block=512"}}},
+      {"verity-salt-compressed", {{"z", "lz4hc"}, {"verity-salt", "00ff"}, {"verity", "data-block=4096"}}},
   };
   for (const Case& c : cases) {
     const std::string want = read_bytes(command(c));

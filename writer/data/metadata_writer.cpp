@@ -23,12 +23,12 @@ class MetadataWriter {
                  const DataArea& data, const BuildOptions& o, BuildStats& stats)
       : out_(out), tails_(tails), plans_(plans), xattrs_(xattrs), data_(data), opt_(o), bs_(o.block_size), stats_(stats) {}
 
-  void run() {
+  uint64_t run() {
     write_shared_xattrs();
     meta_blkaddr_ = out_.offset() / bs_;
     meta_bytes_ = assign_nids(plans_.plans, bs_);
     write_inode_area();
-    write_superblock();
+    return write_superblock();
   }
 
  private:
@@ -85,7 +85,7 @@ class MetadataWriter {
     }
   }
 
-  void write_superblock() {
+  uint64_t write_superblock() {
     const uint64_t end = align_up(out_.offset(), bs_);
     out_.pad_to(end);
     const uint64_t blocks = end / bs_;
@@ -126,8 +126,7 @@ class MetadataWriter {
     sb.checksum = compute_checksum(region);
     sb.encode(region);
     out_.patch(kSuperblockOffset, region);
-    out_.commit(end);
-    stats_.image_bytes = end;
+    return end;
   }
 
   std::array<uint8_t, 16> make_uuid(const Superblock& sb) const {
@@ -167,9 +166,9 @@ class MetadataWriter {
 
 }  // namespace
 
-void write_metadata_and_commit(OutputImage& out, const SpillFile& tails, InodePlans& plans, const XattrPlan& xattrs,
-                               const DataArea& data, const BuildOptions& options, BuildStats& stats) {
-  MetadataWriter(out, tails, plans, xattrs, data, options, stats).run();
+uint64_t write_metadata(OutputImage& out, const SpillFile& tails, InodePlans& plans, const XattrPlan& xattrs,
+                        const DataArea& data, const BuildOptions& options, BuildStats& stats) {
+  return MetadataWriter(out, tails, plans, xattrs, data, options, stats).run();
 }
 
 }  // namespace erofs::writer

@@ -1,6 +1,7 @@
 // The image after the data: the shared xattrs, the inode area (each inode with its xattr body,
 // indexes and inline data), the directory blocks, and last the superblock, whose UUID (unless
-// given) is derived from everything written before it; then the image is committed under its name.
+// given) is derived from everything written before it. The caller commits the image (after a
+// hash tree, with --verity).
 #pragma once
 
 #include "writer/data/data_writer.h"
@@ -12,7 +13,8 @@
 
 namespace erofs::writer {
 
-void write_metadata_and_commit(OutputImage& out, const SpillFile& tails, InodePlans& plans, const XattrPlan& xattrs,
-                               const DataArea& data, const BuildOptions& options, BuildStats& stats);
+// Returns the filesystem's size in bytes (the superblock's block count times the block size).
+uint64_t write_metadata(OutputImage& out, const SpillFile& tails, InodePlans& plans, const XattrPlan& xattrs,
+                        const DataArea& data, const BuildOptions& options, BuildStats& stats);
 
 }  // namespace erofs::writer

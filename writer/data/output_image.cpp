@@ -44,6 +44,7 @@ OutputImage::~OutputImage() {
 }
 
 void OutputImage::flush() {
+  if (buf_.empty()) return;  // and writes nothing: read_back may run on several threads then
   size_t done = 0;
   while (done < buf_.size()) {
     ssize_t n = ::pwrite(fd_, buf_.data() + done, buf_.size() - done, off_t(flushed_ + done));

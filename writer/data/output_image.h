@@ -26,6 +26,8 @@ class OutputImage {
   void patch(uint64_t offset, std::span<const uint8_t> data);
   // 128-bit hash of everything appended, for UUIDs derived from the content.
   XXH128_hash_t content_hash();
+  // Writes out what is buffered, then reads. Once nothing is buffered (after a first call),
+  // several threads may call it at once.
   void read_back(uint64_t offset, std::span<uint8_t> out);
   // Flushes, sets the final size, and renames the temporary file over the target.
   void commit(uint64_t final_size);
