@@ -58,6 +58,8 @@ void count(const Image& img, const Inode& ino, ImageStats& s) {
 
 ImageStats count_image(const Image& img) {
   ImageStats s;
+  // The packed inode (fragments) hangs off the superblock, not the tree; its blocks are file data.
+  if (img.superblock().packed_nid != 0) s.data_blocks += data_blocks(img, img.inode(img.superblock().packed_nid));
   std::set<uint64_t> seen = {img.root_nid()};
   std::vector<Inode> dirs = {img.inode(img.root_nid())};
   count(img, dirs.back(), s);

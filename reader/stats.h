@@ -16,7 +16,8 @@ struct ImageStats {
   std::map<std::string, uint64_t> by_layout;  // format::layout_name(), for files, directories and symlinks
   uint64_t inodes = 0, compact_inodes = 0, extended_inodes = 0;
   uint64_t file_bytes = 0;   // regular files' sizes, each inode once
-  uint64_t data_blocks = 0;  // blocks of file, directory and symlink data outside the inode area
+  uint64_t data_blocks = 0;  // blocks of file, directory and symlink data outside the inode area, and
+                             // of the packed inode's (the fragments)
 };
 
 // Every inode reachable from the root, once (hard links and directory loops do not count twice).
