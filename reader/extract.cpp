@@ -67,12 +67,19 @@ ExtractStats Engine::run(const std::string& dest) {
 
 // Entries are taken as read_dir yields them, so a huge directory is never held whole.
 void Engine::walk(const std::shared_ptr<Dir>& dir) {
-  img_.read_dir(*dir->ino, [&](const DirEntry& e) {
-    if (stopped_) throw DestinationError("stopped", ECANCELED);  // replaced by the first fatal error
-    if (e.name != "." && e.name != "..") add_entry(dir, e);
-    report_progress(false);
-    return true;
-  });
+  try {
+    img_.read_dir(*dir->ino, [&](const DirEntry& e) {
+      if (stopped_) throw DestinationError("stopped", ECANCELED);  // replaced by the first fatal error
+      if (e.name != "." && e.name != "..") add_entry(dir, e);
+      report_progress(false);
+      return true;
+    });
+  } catch (...) {
+    // An error here ends the extraction. The jobs not handed over go now: each holds its
+    // directory, which holds them, and neither would ever be freed.
+    dir->batch.clear();
+    throw;
+  }
   flush(*dir);
 }
 
