@@ -50,15 +50,19 @@ FillResult PrefixSearch::fill(size_t n, std::span<uint8_t> out, const Compress& 
     // The next candidate: where the stream should reach the pcluster's end, a little short of it.
     // Near the end each input byte costs more than the average, so the slope comes from the two
     // nearest candidates, not from the origin.
-    const double target = double(room - slack / 2);
+    // (Worked out in doubles and brought into [0, n + 1] before converting: a room smaller than
+    // the slack puts the target below zero, a flat slope sends the estimate anywhere.)
+    const double target = double(room) - double(slack) / 2;
+    double next;
     if (lo > 0 && hi_size > lo_size)
-      m = lo + size_t((target - double(lo_size)) * double(hi - lo) / double(hi_size - lo_size));
+      next = double(lo) + (target - double(lo_size)) * double(hi - lo) / double(hi_size - lo_size);
     else if (lo > 0 && prev > 0 && lo_size > prev_size)
-      m = lo + size_t((target - double(lo_size)) * double(lo - prev) / double(lo_size - prev_size)) + 1;
+      next = double(lo) + (target - double(lo_size)) * double(lo - prev) / double(lo_size - prev_size) + 1;
     else if (lo > 0)
-      m = size_t(double(lo) * target / double(lo_size)) + 1;
+      next = double(lo) * target / double(lo_size) + 1;
     else
-      m = hi_size ? size_t(double(hi) * target / double(hi_size)) : hi * 7 / 10;
+      next = hi_size ? double(hi) * target / double(hi_size) : double(hi * 7 / 10);
+    m = next <= 0 ? 0 : next >= double(n + 1) ? n + 1 : size_t(next);
   }
   last_ = lo;
   return {lo, lo_size};
