@@ -26,8 +26,8 @@
 #     entry, no image and no temporary file left.
 #  6. --aufs (.wh.NAME -> char 0/0, .wh..wh..opq -> trusted.overlay.opaque=y) and --ovlfs-strip.
 #
-# Needs root, loop devices and a kernel with erofs; skips (77) otherwise. bsdtar
-# (libarchive-tools) parts are a known gap when it is missing.
+# Needs root, loop devices and a kernel with erofs; skips (77) otherwise. The bsdtar
+# (libarchive-tools) parts print a SKIPPED line, counted as skipped, when it is missing.
 # shellcheck disable=SC2317  # (functions below are called indirectly, through check)
 # shellcheck source-path=SCRIPTDIR source=lib.bash
 source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
