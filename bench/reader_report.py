@@ -36,6 +36,24 @@ def status_of(rows, **kw):
     return f"{bad[0]['status']}: {bad[0]['note']}" if bad else ""
 
 
+def read_aware(a, rows):
+    """The read-aware layout's targets (issue 17): the tree's tail-packed image read through the kernel
+    within 1.2x (tar) and 1.5x (every file in random order) of the plain -C4096 image's time."""
+    out = []
+    for wl, bound in (("tar", 1.2), ("read_random", 1.5)):
+        packed = median(rows, "wall_s", dataset="tree", image="ek-64k-tfd", task=wl, reader="kernel")
+        plain = median(rows, "wall_s", dataset="tree", image="ek-4k", task=wl, reader="kernel")
+        if packed and plain:
+            out.append((f"tree, kernel mount, {wl}: the -C65536 -Eztailpacking,fragments,dedupe image {packed:.2f} s = "
+                        f"{packed / plain:.2f}x the plain -C4096 image ({plain:.2f} s), at most {bound}x",
+                        packed <= bound * plain))
+    sizes = {im: os.path.join(a.images, f"tree-{im}.img") for im in ("ek-4k", "ek-64k-tfd")}
+    if out and all(os.path.exists(p) for p in sizes.values()):
+        out.append((f"tree image sizes: -C65536 -Eztailpacking,fragments,dedupe {os.path.getsize(sizes['ek-64k-tfd']):,} "
+                    f"bytes, plain -C4096 {os.path.getsize(sizes['ek-4k']):,} bytes", None))
+    return out
+
+
 def write(a, rows, load_start, load_end):
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     mem = int(next(l.split()[1] for l in open("/proc/meminfo") if l.startswith("MemTotal"))) // 1024
@@ -110,6 +128,7 @@ def write(a, rows, load_start, load_end):
                                     f"erofsfuse 1.9.3 and squashfuse ({best:.2f} s), at most 1.0x; "
                                     f"{rk} the kernel mount", ours <= best))
             L += ["", "Cells: wall time; for the file, fio's MiB/s; CPU daemon + client seconds.", ""]
+    targets += read_aware(a, rows)
     L += ["## Targets", ""]
     for text, ok in targets:
         L.append(f"- {'n/a' if ok is None else 'met' if ok else '**missed**'}: {text}")
