@@ -106,9 +106,13 @@ skip() {
 
 skip_section() {
     _LIB_SKIPPED=$((_LIB_SKIPPED + 1))
-    echo "SKIPPED: $SCRIPT_NAME: $*"
+    # One line per section, whatever the reason quotes (a tool's message may span lines):
+    # scripts/test counts the skip log's lines.
+    local why="$*"
+    why=${why//$'\n'/ }
+    echo "SKIPPED: $SCRIPT_NAME: $why"
     if [[ -n "${EROFS_SKIP_LOG:-}" ]]; then
-        echo "SKIPPED: $SCRIPT_NAME: $*" >>"$EROFS_SKIP_LOG"
+        echo "SKIPPED: $SCRIPT_NAME: $why" >>"$EROFS_SKIP_LOG"
     fi
 }
 
