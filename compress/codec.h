@@ -81,10 +81,11 @@ struct DecoderConfig {
   uint32_t lzma_dict_size = 8u << 20;
   uint8_t deflate_window_bits = 15;
   uint8_t zstd_window_log = 10;
-  // Walk each LZ4 stream before decoding it to refuse a match at offset 0, which the format
-  // forbids and liblz4 accepts: such a match copies output bytes not yet written. The walk costs
-  // about half a decode. Without it, such a match reads zeros (see Decoder::Unchecked), so the
-  // output still depends on the stream alone.
+  // Refuse LZ4 streams with a match at offset 0, which the format forbids and liblz4 accepts: such
+  // a match copies output bytes not yet written. A whole extent is decoded and checked in one pass
+  // (compress/lz4_strict.cpp); a partial one, or a stream that pass refuses, is walked before
+  // liblz4 decodes it, at 0.75 of a decode. Without the check, such a match reads zeros (see
+  // Decoder::Unchecked), so the output still depends on the stream alone.
   bool check_lz4_offsets = true;
 };
 

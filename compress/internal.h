@@ -28,6 +28,10 @@ std::unique_ptr<Encoder> make_zstd_encoder(int level, uint32_t max_pcluster_byte
 std::unique_ptr<AlgDecoder> make_lz4_decoder(bool check_offsets);
 // Whether the LZ4 sequences making the first `out_size` bytes of `in` hold a match at offset 0.
 bool lz4_zero_offset_match(std::span<const uint8_t> in, size_t out_size);
+// Decodes a whole LZ4 block held to the format's limits into `out` (compress/lz4_strict.cpp): the
+// bytes produced, or -1 for a stream outside them or with a match at offset 0. What it produces,
+// LZ4_decompress_safe would have produced too.
+long lz4_decode_strict(std::span<const uint8_t> in, std::span<uint8_t> out);
 std::unique_ptr<AlgDecoder> make_lzma_decoder(uint32_t dict_size);
 std::unique_ptr<AlgDecoder> make_deflate_decoder();
 std::unique_ptr<AlgDecoder> make_zstd_decoder(uint8_t window_log);

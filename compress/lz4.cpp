@@ -78,6 +78,9 @@ class Lz4Decoder final : public AlgDecoder {
   explicit Lz4Decoder(bool check_offsets) : check_offsets_(check_offsets) {}
 
   void decode(std::span<const uint8_t> in, std::span<uint8_t> out, bool partial) override {
+    // The common case in one pass: a whole extent, decoded and checked together. Anything that
+    // pass refuses goes the old way, so a damaged stream is judged and named as before.
+    if (check_offsets_ && !partial && lz4_decode_strict(in, out) == long(out.size())) return;
     if (check_offsets_ && lz4_zero_offset_match(in, out.size())) throw_decode("lz4: corrupt stream (match offset 0)");
     const auto* src = reinterpret_cast<const char*>(in.data());
     auto* dst = reinterpret_cast<char*>(out.data());

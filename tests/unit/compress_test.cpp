@@ -1,5 +1,7 @@
 // The compress layer: spec parsing, fixed-output fill() for every algorithm, bounded decoding.
 #include <gtest/gtest.h>
+#include <lz4.h>
+#include <lz4hc.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "compress/codec.h"
+#include "compress/internal.h"
 
 namespace erofs::compress {
 namespace {
@@ -354,6 +357,98 @@ TEST(Decode, UncheckedLz4OffsetZeroReadsZeros) {
   // With the check (the default) the same stream is refused.
   Bytes out(18, 0);
   EXPECT_THROW(Decoder().decode(Algorithm::Lz4, zero_offset, out, false), DecodeError);
+}
+
+// Checked LZ4 decoding starts with our own decoder (compress/lz4_strict.cpp): the decoder as a
+// whole must still accept exactly what liblz4 accepts less the streams with a match at offset 0,
+// give the same bytes, and name each problem as before. Streams of every kind of content, then
+// damaged at random, each at several output sizes.
+TEST(Decode, CheckedLz4MatchesLiblz4) {
+  std::mt19937 rng(7);
+  std::vector<Bytes> inputs = {make_text(70000, 1), Bytes(20000, 0), Bytes(100, 'x')};
+  Bytes noise(5000);
+  for (auto& b : noise) b = uint8_t(rng());
+  inputs.push_back(noise);
+  Bytes periodic(30000);
+  for (size_t i = 0; i < periodic.size(); ++i) periodic[i] = uint8_t("abcdefghijk"[i % (1 + i / 3000 % 11)]);
+  inputs.push_back(periodic);
+  Bytes mixed = make_text(20000, 2);
+  mixed.insert(mixed.end(), noise.begin(), noise.end());
+  mixed.insert(mixed.end(), 3000, 0);
+  inputs.push_back(mixed);
+  for (size_t n = 1; n < 40; ++n) {
+    Bytes short_text = make_text(n, uint32_t(n));
+    short_text.resize(n);
+    inputs.push_back(short_text);
+  }
+
+  std::vector<Bytes> streams;
+  for (const Bytes& in : inputs) {
+    Bytes c(size_t(LZ4_compressBound(int(in.size()))));
+    const int n = LZ4_compress_default(reinterpret_cast<const char*>(in.data()), reinterpret_cast<char*>(c.data()),
+                                       int(in.size()), int(c.size()));
+    ASSERT_GT(n, 0);
+    streams.emplace_back(c.begin(), c.begin() + n);
+    Bytes h(c.size());
+    const int m = LZ4_compress_HC(reinterpret_cast<const char*>(in.data()), reinterpret_cast<char*>(h.data()),
+                                  int(in.size()), int(h.size()), 12);
+    ASSERT_GT(m, 0);
+    streams.emplace_back(h.begin(), h.begin() + m);
+  }
+  Decoder d;
+  size_t accepted = 0, zero_offsets = 0;
+  auto compare = [&](const Bytes& stream, size_t out_size) {
+    if (stream.empty() || out_size == 0) return;
+    Bytes want(out_size + 64, 0), got(out_size, 0x5A);
+    const int r = LZ4_decompress_safe(reinterpret_cast<const char*>(stream.data()), reinterpret_cast<char*>(want.data()),
+                                      int(stream.size()), int(out_size));
+    const bool zero = detail::lz4_zero_offset_match(stream, out_size);
+    try {
+      d.decode(Algorithm::Lz4, stream, got, false);
+      ASSERT_FALSE(zero);
+      ASSERT_EQ(r, int(out_size));
+      ASSERT_TRUE(std::equal(got.begin(), got.end(), want.begin()));
+      ++accepted;
+    } catch (const DecodeError& e) {
+      // Named as the walk and liblz4 named it before.
+      const std::string what = e.what();
+      if (zero) {
+        ASSERT_EQ(what, "lz4: corrupt stream (match offset 0)");
+      } else if (r >= 0) {
+        ASSERT_EQ(what, fmt::format("lz4: decoded {} bytes, expected {}", r, out_size));
+      } else {
+        ASSERT_EQ(what, fmt::format("lz4: corrupt stream or more than {} bytes of output", out_size));
+      }
+      zero_offsets += zero;
+    }
+  };
+  for (size_t s = 0; s < streams.size(); ++s) {
+    const Bytes& stream = streams[s];
+    const size_t size = inputs[s / 2].size();
+    // Whatever an encoder writes takes the one-pass way.
+    Bytes whole(size);
+    EXPECT_EQ(detail::lz4_decode_strict(stream, whole), long(size));
+    for (size_t out_size : {size, size - 1, size + 1, size + 17, size / 2}) compare(stream, out_size);
+    for (int round = 0; round < 300; ++round) {
+      Bytes bad = stream;
+      switch (rng() % 4) {
+        case 0: bad[rng() % bad.size()] = uint8_t(rng()); break;
+        case 1: bad[rng() % bad.size()] ^= uint8_t(1 << (rng() % 8)); break;
+        case 2: bad.resize(rng() % bad.size()); break;
+        case 3: bad.insert(bad.begin() + ptrdiff_t(rng() % bad.size()), uint8_t(rng())); break;
+      }
+      // Offsets of 0 and near-overlaps on purpose: a 16-bit field cleared or made small.
+      if (rng() % 4 == 0 && bad.size() > 2) {
+        const size_t at = rng() % (bad.size() - 1);
+        bad[at] = uint8_t(rng() % 9);
+        bad[at + 1] = 0;
+      }
+      compare(bad, size);
+      compare(bad, size_t(rng() % (size + 40)));
+    }
+  }
+  EXPECT_GT(accepted, streams.size());
+  EXPECT_GT(zero_offsets, 10u);
 }
 
 TEST(Decode, BadImageConfigurationIsADecodeError) {
