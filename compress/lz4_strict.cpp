@@ -47,11 +47,13 @@ long lz4_decode_strict(std::span<const uint8_t> in, std::span<uint8_t> out) {
   uint8_t* const dst = out.data();
   uint8_t* op = dst;
   uint8_t* const oend = op + out.size();
+  // Empty either side is liblz4's to judge (it has its own rule for an empty output).
+  if (ip == iend || op == oend) return -1;
   for (;;) {
     // Far from both ends, a short sequence needs none of the limits: its literals and its match
     // are copied in fixed-size moves that stay inside both buffers.
     const bool far = iend - ip >= kFarInput && oend - op >= kFarOutput;
-    const unsigned token = *ip++;  // in bounds: a match leaves at least 5 bytes of input
+    const unsigned token = *ip++;  // in bounds: checked above, and a match leaves 5 bytes or more
     size_t lit = token >> 4;
     const bool short_lit = far && lit < 15;
     if (short_lit) {
@@ -60,7 +62,8 @@ long lz4_decode_strict(std::span<const uint8_t> in, std::span<uint8_t> out) {
       if (lit == 15) {
         unsigned s;
         do {
-          if (ip == iend) return -1;
+          // Empty either side is liblz4's to judge (it has its own rule for an empty output).
+  if (ip == iend || op == oend) return -1;
           s = *ip++;
           lit += s;
         } while (s == 255);

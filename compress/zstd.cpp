@@ -2,6 +2,8 @@
 // window at most 1 MiB. Each fill compresses candidate prefixes into one-shot frames
 // (compress/prefix_search.h) and keeps the longest that fits.
 
+// For the buffer-less decoder (ZSTD_decompressBegin/Continue), which libzstd.so exports.
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -111,22 +113,41 @@ class ZstdDecoder final : public AlgDecoder {
   }
 
  private:
+  // The first out.size() bytes of a frame that may hold more. libzstd's streaming decoder is not
+  // used here: it checks a frame against its declared content size only when its internal buffer
+  // happens to be no larger, and that buffer grows with the frames decoded before, so a lying frame
+  // decoded or failed depending on the decoder's history. The buffer-less decoder keeps none: each
+  // block goes straight into `out` while a whole block (at most ZSTD_BLOCKSIZE_MAX) fits, the last
+  // ones into `spill_`, which then holds them contiguously as their history.
   void decode_prefix(std::span<const uint8_t> in, std::span<uint8_t> out) {
-    ZSTD_DCtx_reset(dctx_, ZSTD_reset_session_only);
-    ZSTD_inBuffer src{in.data(), in.size(), 0};
-    ZSTD_outBuffer dst{out.data(), out.size(), 0};
-    while (dst.pos < dst.size) {
-      const size_t before_in = src.pos, before_out = dst.pos;
-      const size_t rc = ZSTD_decompressStream(dctx_, &dst, &src);
-      if (ZSTD_isError(rc)) throw_decode("zstd: {}", ZSTD_getErrorName(rc));
-      if (rc == 0) break;  // end of frame
-      if (src.pos == before_in && dst.pos == before_out) break;  // input exhausted
+    const size_t begun = ZSTD_decompressBegin(dctx_);
+    if (ZSTD_isError(begun)) throw_decode("zstd: {}", ZSTD_getErrorName(begun));
+    size_t read = 0, produced = 0, spilled = 0;
+    while (produced < out.size()) {
+      const size_t need = ZSTD_nextSrcSizeToDecompress(dctx_);
+      if (need == 0 || need > in.size() - read) break;  // end of frame, or of the input
+      const size_t room = out.size() - produced;
+      const bool direct = spilled == 0 && room >= ZSTD_BLOCKSIZE_MAX;
+      if (!direct) spill_.resize(2 * ZSTD_BLOCKSIZE_MAX);  // spilled < room < one block: a block fits
+      uint8_t* dst = direct ? out.data() + produced : spill_.data() + spilled;
+      const size_t got = ZSTD_decompressContinue(dctx_, dst, direct ? room : spill_.size() - spilled,
+                                                 in.data() + read, need);
+      if (ZSTD_isError(got)) throw_decode("zstd: {}", ZSTD_getErrorName(got));
+      read += need;
+      if (direct) {
+        produced += got;
+      } else {
+        std::memcpy(out.data() + produced, dst, std::min(got, room));
+        produced += std::min(got, room);
+        spilled += got;
+      }
     }
-    if (dst.pos != out.size()) throw_short("zstd", dst.pos, out.size());
+    if (produced != out.size()) throw_short("zstd", produced, out.size());
   }
 
   size_t max_window_;
   ZSTD_DCtx* dctx_ = nullptr;
+  std::vector<uint8_t> spill_;
 };
 
 }  // namespace

@@ -8,6 +8,11 @@
 // carried over from an earlier stream, shows up as a difference. Sizes beyond the format's limits,
 // empty streams and unknown algorithms must be refused. Any other exception or a sanitizer report
 // is a crash.
+//
+// The one-pass LZ4 decoder behind checked decoding (compress/lz4_strict.cpp) is also held to
+// liblz4 itself: whatever it accepts, LZ4_decompress_safe must accept with the same bytes.
+#include <lz4.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -18,6 +23,7 @@
 #include <sanitizer/asan_interface.h>
 
 #include "compress/codec.h"
+#include "compress/internal.h"
 #include "fuzz/check.h"
 #include "fuzz/decompress_input.h"
 
@@ -59,6 +65,21 @@ bool decode(compress::Decoder& d, const erofs::fuzz::Record& r, std::span<uint8_
   }
 }
 
+// A stream the one-pass decoder accepts must decode to the same bytes with liblz4.
+void check_strict_lz4(const erofs::fuzz::Record& r, std::span<uint8_t> out, std::span<uint8_t> oracle) {
+  if (r.algorithm != uint8_t(compress::Algorithm::Lz4) || r.out_size > compress::kMaxDecodedBytes) return;
+  const long n = compress::detail::lz4_decode_strict(r.stream, out);
+  if (n < 0) return;
+  if (size_t(n) > out.size()) violation("lz4 one-pass decoder: {} bytes produced into {}", n, out.size());
+  const int want = LZ4_decompress_safe(reinterpret_cast<const char*>(r.stream.data()),
+                                       reinterpret_cast<char*>(oracle.data()), int(r.stream.size()), int(out.size()));
+  if (want != int(n))
+    violation("lz4 one-pass decoder: {} bytes where liblz4 gives {} ({}-byte stream, {}-byte output)", n, want,
+              r.stream.size(), out.size());
+  if (std::memcmp(out.data(), oracle.data(), size_t(n)) != 0)
+    violation("lz4 one-pass decoder: bytes differ from liblz4's ({}-byte stream)", r.stream.size());
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -73,6 +94,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static Buffer buffer_a, buffer_b;
   for (const auto& r : records) {
     const std::span<uint8_t> a = buffer_a.window(r.out_size), b = buffer_b.window(r.out_size);
+    check_strict_lz4(r, a, b);
     const bool ok = decode(reused, r, a);
     if (ok != fresh(r, b))
       violation("algorithm {}: a reused decoder {} where a fresh one did not", r.algorithm,
