@@ -35,6 +35,8 @@
 #     options (cache_size=abc, readahead=xyz, overflowing or negative sizes, rw, an unknown FUSE
 #     option), and on a missing mount point, fail with exactly one line on stderr, a non-zero
 #     status, and no mount; so does `erofs umount` of a directory that is not mounted.
+#  6a. Signals: SIGTERM and SIGHUP to `erofs mount -f` right after a request (the loop still polls
+#     the device) and when idle (asleep in ppoll): exit status 0 within 5 s, nothing logged, no mount.
 #
 # Needs /dev/fuse and fusermount3 (skips, 77, otherwise). Root is needed for the parts of the
 # trees that only root can make (devices, owners, trusted.* xattrs; mktree leaves them out
@@ -601,6 +603,33 @@ print(f"pages: {right} right, {len(bad)} failed (EIO), {len(wrong)} wrong{wrong[
     rm -rf "$t" "$img" "$W/bad-out"
 }
 damaged
+
+# --- 6a. signals ----------------------------------------------------------------------------------------
+# The session ends on SIGTERM and SIGHUP (libfuse's handlers) whether the loop is asleep or still
+# polling the device after a request: the mount is gone and `erofs mount -f` exits 0 within 5 s.
+section "6a. signals"
+# signal_ends SIGNAL DELAY: mount -f, list the root, wait DELAY seconds, send SIGNAL
+signal_ends() {
+    local mnt=$W/mnt-sig mpid
+    mkdir -p "$mnt"
+    "$EROFS" mount -f "$W/ok-sig.img" "$mnt" 2>"$W/sig.log" &
+    mpid=$!
+    wait_mounted "$mnt" || { kill "$mpid"; wait "$mpid"; return 1; }
+    ls "$mnt" >/dev/null || return 1
+    sleep "$2"
+    kill -s "$1" "$mpid"
+    wait_gone 5 "$mpid" || { echo "erofs mount -f still running 5 s after SIG$1"; kill -9 "$mpid"; return 1; }
+    wait "$mpid" || { echo "erofs mount -f exited with status $? after SIG$1"; return 1; }
+    ! mountpoint -q "$mnt" || { echo "$mnt still mounted after SIG$1"; fusermount3 -u -z "$mnt"; return 1; }
+    [[ ! -s "$W/sig.log" ]] || { echo "daemon said:"; cat "$W/sig.log"; return 1; }
+}
+mkdir -p "$W/d-sig"
+echo x >"$W/d-sig/x"
+check "erofs mkfs: a small image for the signals" "$EROFS" mkfs -q "$W/ok-sig.img" "$W/d-sig"
+for sig in TERM HUP; do
+    check "SIG$sig right after a request ends the session" signal_ends "$sig" 0
+    check "SIG$sig to an idle daemon ends the session" signal_ends "$sig" 1
+done
 
 # --- 6b. errors -----------------------------------------------------------------------------------------
 section "6. errors"
