@@ -474,6 +474,51 @@ TEST(Decode, ZstdFrameWiderThanTheImageWindowIsRejected) {
   wide.decode(Algorithm::Zstd, {out.data(), r.produced}, back, false);
 }
 
+// Prefix decodes (partial) of zstd go block by block into the output, the blocks that no longer
+// fit whole through a spill buffer: every prefix of a multi-block frame is right, whatever the
+// block boundaries. And what a prefix decode makes of a frame does not depend on the frames the
+// decoder saw before: libzstd's streaming decoder enforced a frame's declared content size only
+// when its buffer, grown by earlier frames, was no larger (the input of
+// fuzz/regressions/fuzz_decompress/zstd-partial-content-size-lie).
+TEST(Decode, ZstdPrefixesAcrossBlocksAndWithoutHistory) {
+  const Bytes text = make_text(600000, 5);
+  Bytes frame(ZSTD_compressBound(text.size()));
+  frame.resize(ZSTD_compress(frame.data(), frame.size(), text.data(), text.size(), 3));
+  ASSERT_FALSE(ZSTD_isError(frame.size()));
+  Decoder d;
+  for (size_t n : {size_t(1), size_t(4096), size_t(100000), size_t(131071), size_t(131072), size_t(131073),
+                   size_t(200000), size_t(262144), size_t(500000), size_t(600000)}) {
+    Bytes out(n, 0xEE);
+    d.decode(Algorithm::Zstd, frame, out, true);
+    EXPECT_TRUE(std::equal(out.begin(), out.end(), text.begin())) << n << " bytes";
+  }
+  Bytes beyond(text.size() + 1);
+  EXPECT_THROW(d.decode(Algorithm::Zstd, frame, beyond, true), DecodeError);
+
+  const Bytes earlier = {0x28, 0xb5, 0x2f, 0xfd, 0x40, 0x28, 0xb8, 0x10, 0x0a, 0x4c, 0x00, 0x00,
+                         0x00, 0x00, 0x01, 0x00, 0x2b, 0x2a, 0xc0, 0x02, 0x43, 0x54, 0x00, 0x30};
+  Bytes lying = {0x28, 0xb5, 0x2f, 0xfd, 0x40, 0x28, 0xb8, 0x00, 0x0a, 0x4c, 0x00, 0x00, 0x00, 0x00, 0x00,
+                 0x00, 0x00, 0x00};
+  lying.insert(lying.end(), 11, 0xc8);
+  for (uint8_t b : {0x02, 0x00, 0x00, 0x00, 0x00, 0x00}) lying.push_back(b);
+  auto outcome = [&](Decoder& dec) -> std::string {
+    Bytes out(184);
+    try {
+      dec.decode(Algorithm::Zstd, lying, out, true);
+      return std::string(out.begin(), out.end());
+    } catch (const DecodeError& e) {
+      return std::string("error: ") + e.what();
+    }
+  };
+  Decoder fresh, reused;
+  Bytes scratch(35768);
+  try {
+    reused.decode(Algorithm::Zstd, earlier, scratch, true);
+  } catch (const DecodeError&) {
+  }
+  EXPECT_EQ(outcome(reused), outcome(fresh));
+}
+
 // --- per-algorithm stream details --------------------------------------------------------------
 
 TEST(Deflate, LeadingStoredBlockGetsBit3AndStillDecodes) {
