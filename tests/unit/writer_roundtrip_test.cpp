@@ -298,6 +298,36 @@ TEST(Fragments, WholeFileMapsAsPiecesOfThePackedInodesExtents) {
   fs::remove_all(dir);
 }
 
+// Text that compresses far better than 4:1 fills 1 MiB pclusters with extents up to the bound
+// the index's lookback deltas keep (2000 lclusters), as mkfs.erofs does; capped at 4 MiB, such
+// pclusters were left part empty.
+TEST(Extents, LongAsTheIndexAllows) {
+  fs::path dir = fs::current_path() / "extents.long";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "src");
+  const std::string unit = text(4096, 21);
+  std::string content;
+  while (content.size() < (20u << 20)) content += unit;
+  write_file(dir / "src" / "repetitive", content);
+  writer::BuildOptions o;
+  writer::CompressionOptions z;
+  z.algorithms.push_back(compress::parse_spec("lz4hc"));
+  z.pcluster_bytes = 1 << 20;
+  o.compression = z;
+  std::string image = (dir / "image").string();
+  auto scan = writer::scan_directory((dir / "src").string(), o.source, nullptr);
+  writer::build_image(scan.tree, image, o);
+  auto img = reader::Image::open(image);
+  const reader::Inode ino = img->resolve("/repetitive");
+  uint64_t longest = 0;
+  for (const auto& e : img->extents(ino)) longest = std::max(longest, e.length);
+  EXPECT_EQ(longest, 2000u * 4096);
+  std::string got(content.size(), '\0');
+  ASSERT_EQ(img->read(ino, 0, std::span(reinterpret_cast<uint8_t*>(got.data()), got.size())), content.size());
+  EXPECT_TRUE(got == content);
+  fs::remove_all(dir);
+}
+
 // --hot-list: the listed files' data comes first, in the list's order, and none of it is in a
 // fragment, whatever the tail options say; the image still equals the source.
 TEST(HotList, ListedFilesFirstAndOutOfFragments) {
