@@ -62,8 +62,7 @@ long lz4_decode_strict(std::span<const uint8_t> in, std::span<uint8_t> out) {
       if (lit == 15) {
         unsigned s;
         do {
-          // Empty either side is liblz4's to judge (it has its own rule for an empty output).
-  if (ip == iend || op == oend) return -1;
+          if (ip == iend) return -1;  // the length's bytes run past the input
           s = *ip++;
           lit += s;
         } while (s == 255);
