@@ -377,19 +377,18 @@ const fuse_lowlevel_ops kOps = [] {
 }();
 
 // The session loop (libfuse's fuse_session_loop, less its sleep between requests): after each
-// request the device is polled for kPollAfterRequest before the loop sleeps in poll(). A client
-// that waits for each answer (ls -l, random reads) sends its next request microseconds after the
-// last answer; a daemon asleep by then must be woken, and on a virtual machine whose other
-// processor idles that wake-up was most of a request's cost: ls -lR of the linux tree took
+// request the device is polled for `poll` (-o poll=, 100 us by default) before the loop sleeps in
+// poll(). A client that waits for each answer (ls -l, random reads) sends its next request
+// microseconds after the last answer; a daemon asleep by then must be woken, and on a virtual
+// machine whose other processor idles that wake-up was most of a request's cost: ls -lR of the
+// linux tree took
 // 13.6-15.3 s sleeping, 4.9-5.0 s polling for 50 us (erofsfuse 1.9.3: 6.9-11.1 s), with the
 // same daemon CPU time (4.4-5.0 s), which the wake-ups had cost before; 4.6-6.5 s at the 100 us
 // kept (bench/results/2026-12-02-vm-reader-compare-fuse-2).
 // The signals that end the session (libfuse's handlers) stay blocked in every thread but inside
 // ppoll(), given the mask `sleeping` to sleep with: one arriving while the loop works waits for
 // it, where a plain poll() could miss it and sleep on.
-constexpr auto kPollAfterRequest = std::chrono::microseconds(100);
-
-int serve(fuse_session* se, const sigset_t& sleeping) {
+int serve(fuse_session* se, const sigset_t& sleeping, std::chrono::microseconds poll) {
   const int fd = fuse_session_fd(se);
   if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) return fuse_session_loop(se) == 0 ? 0 : 1;
   fuse_buf buf{};
@@ -406,7 +405,7 @@ int serve(fuse_session* se, const sigset_t& sleeping) {
     if (res == -EINTR) continue;
     if (res <= 0) break;
     fuse_session_process_buf(se, &buf);
-    deadline = std::chrono::steady_clock::now() + kPollAfterRequest;
+    deadline = std::chrono::steady_clock::now() + poll;
   }
   free(buf.mem);
   fuse_session_reset(se);
@@ -490,7 +489,7 @@ int mount_and_serve(const MountOptions& o) {
         // that waits for each answer (a tree walk, random reads) then wakes one thread per
         // request: libfuse's multithreaded loop hands consecutive requests to different threads,
         // and took twice the daemon's CPU time for `tar` of the linux tree.
-        rc = serve(se, sleeping);
+        rc = serve(se, sleeping, std::chrono::microseconds(o.poll_us));
         fs.decoders.reset();  // answers the reads still queued
         fs.page_store.reset();
         fs.readahead.reset();

@@ -1,5 +1,5 @@
-// A read-only FUSE file system over reader::Image, on libfuse3's low-level API with its
-// multithreaded loop.
+// A read-only FUSE file system over reader::Image, on libfuse3's low-level API with a session
+// loop of its own (one receiving thread that polls before it sleeps, decoders beside it).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +18,7 @@ struct MountOptions {
   unsigned readahead_threads = 0;       // 0: one per core (-o readahead_threads=)
   uint64_t readahead_bytes = 0;         // decoded ahead of a sequential reader (-o readahead=)
   uint64_t kernel_readahead_bytes = 1 << 20;  // the kernel's readahead window (-o kernel_readahead=)
+  uint32_t poll_us = 100;  // how long the receiving thread polls for a request before sleeping (-o poll=)
   std::vector<std::string> fuse_options;  // passed to libfuse (-o allow_other, ...)
 };
 

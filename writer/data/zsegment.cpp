@@ -21,6 +21,10 @@ std::vector<ZDigest> block_prefix_digests(std::span<const uint8_t> data, uint32_
   return out;
 }
 
+// Input offered to the encoder per byte of pcluster at first (LZ4 at its best stores about 250
+// bytes in one); see compress_segment.
+constexpr uint64_t kInputPerOutput = 256;
+
 }  // namespace
 
 ZSegment compress_segment(compress::Encoder& enc, SegmentInput& data, uint64_t lstart, const ZSegmentOptions& o) {
@@ -74,16 +78,25 @@ ZSegment compress_segment(compress::Encoder& enc, SegmentInput& data, uint64_t l
 
   while (pos < data.size()) {
     const uint64_t remaining = data.size() - pos;
-    const auto window = data.at(pos, std::min<uint64_t>(remaining, o.max_extent));
+    const uint64_t most = std::min<uint64_t>(remaining, o.max_extent);
+    // The encoder is offered a bounded multiple of a pcluster, and all it may take only when it
+    // took that whole: offering 8 MB for every 4 KiB pcluster made the windowed input move twice
+    // the file's bytes about in memory.
+    auto window = data.at(pos, std::min<uint64_t>(most, kInputPerOutput * o.pcluster_bytes));
     if (tail == TailMode::Fragment && remaining <= o.pcluster_bytes) {
       keep_tail(window, {});
       break;
     }
+    compress::FillResult r{};
     // A block of input or less cannot compress into fewer blocks, so it is stored as it is
     // without trying, unless it may go inline, where every byte counts.
-    const bool inline_rest = tail == TailMode::Inline && window.size() == remaining;
-    compress::FillResult r{};
-    const bool saves = (remaining > bs || inline_rest) && fill_saving(window, out, r);
+    bool inline_rest = tail == TailMode::Inline && window.size() == remaining;
+    bool saves = (remaining > bs || inline_rest) && fill_saving(window, out, r);
+    if (saves && r.consumed == window.size() && window.size() < most) {
+      window = data.at(pos, most);
+      inline_rest = tail == TailMode::Inline && window.size() == remaining;
+      saves = fill_saving(window, out, r);
+    }
     const bool took_rest = r.consumed == remaining;
     if (tail == TailMode::Fragment && took_rest && r.produced < o.pcluster_bytes) {
       keep_tail(window, {});
