@@ -14,8 +14,8 @@
 #     `erofs stat` shows, and their nlink; `erofs umount` unmounts and the daemon exits.
 #  2. Concurrency: tests/tools/fuse_stress.py, 8 threads reading random ranges (up to 1 MiB) of
 #     the files of 1 MiB and more of the compressible profile for 10 s from two images at once
-#     (lzma -C 65536 with a 1 MiB decoded-pcluster cache, lz4hc -C 65536 with the defaults),
-#     every byte checked against the source.
+#     (lzma -C 65536 with a 1 MiB decoded-pcluster cache, lz4hc -C 65536 with -o poll=0: its
+#     loop sleeps after every request), every byte checked against the source.
 #  3. Read-only: write/append/truncate/create/mkdir/mkfifo/symlink/link/unlink/rmdir/rename/chmod/
 #     chown/utimes/setxattr/removexattr on the mount fail with EROFS ("Read-only file system"),
 #     and the tree is unchanged afterwards.
@@ -32,8 +32,8 @@
 #     (status 0) within 5 s and no reader hangs (timeout).
 #  6. statfs (stat -f) reports the image's block size and block count (4096 and 512 byte
 #     blocks); `erofs mount` of a garbage file, an empty file or a missing file, and bad -o
-#     options (cache_size=abc, readahead=xyz, overflowing or negative sizes, rw, an unknown FUSE
-#     option), and on a missing mount point, fail with exactly one line on stderr, a non-zero
+#     options (cache_size=abc, readahead=xyz, poll=abc, overflowing or negative sizes, rw, an
+#     unknown FUSE option), and on a missing mount point, fail with exactly one line on stderr, a non-zero
 #     status, and no mount; so does `erofs umount` of a directory that is not mounted.
 #  6a. Signals: SIGTERM and SIGHUP to `erofs mount -f` right after a request (the loop still polls
 #     the device) and when idle (asleep in ppoll): exit status 0 within 5 s, nothing logged, no mount.
@@ -393,7 +393,8 @@ if check "erofs mkfs -z lz4hc -C 65536: compressible" \
         wait_build "$LZMA_COMP" "$W/comp-lzma.log" &&
     check "erofs mount -o cache_size=1M,readahead=2M: compressible lzma" \
         fmount "$W/comp-lzma.img" "$W/mnt-comp-lzma" -o cache_size=1M,readahead=2M,readahead_threads=2 &&
-    check "erofs mount: compressible lz4hc" fmount "$W/comp-lz4hc.img" "$W/mnt-comp-lz4hc"; then
+    check "erofs mount -o poll=0 (sleeps after every request): compressible lz4hc" \
+        fmount "$W/comp-lz4hc.img" "$W/mnt-comp-lz4hc" -o poll=0; then
     VERBOSE=1 check_output "fuse_stress: 8 threads, 10 s, random ranges of two compressed images" 0 \
         '^fuse_stress: [1-9][0-9]* reads, [1-9][0-9]* bytes verified, [0-9]+ files on 2 mounts, 8 threads, .*, 0 errors$' \
         timeout 60 python3 "$EROFS_TEST_TOOLS/fuse_stress.py" "$W/comp" "$W/mnt-comp-lzma" "$W/mnt-comp-lz4hc" \
@@ -658,6 +659,8 @@ mount_error "-o cache_size=abc" 'cache_size' -o cache_size=abc "$W/ok.img" "$W/m
 mount_error "-o cache_size=1Q" 'cache_size' -o cache_size=1Q "$W/ok.img" "$W/mnt-err"
 mount_error "-o readahead=xyz" 'readahead' -o readahead=xyz "$W/ok.img" "$W/mnt-err"
 mount_error "-o readahead_threads=abc" 'readahead_threads' -o readahead_threads=abc "$W/ok.img" "$W/mnt-err"
+mount_error "-o poll=abc" 'poll' -o poll=abc "$W/ok.img" "$W/mnt-err"
+mount_error "-o poll=2000000 (over a second)" 'poll' -o poll=2000000 "$W/ok.img" "$W/mnt-err"
 mount_error "-o cache_size=99999999999G (does not fit in 64 bits)" 'cache_size' -o cache_size=99999999999G "$W/ok.img" "$W/mnt-err"
 mount_error "-o cache_size=-1 (negative)" 'cache_size' -o cache_size=-1 "$W/ok.img" "$W/mnt-err"
 mount_error "-o rw" 'read-only' -o rw "$W/ok.img" "$W/mnt-err"
