@@ -381,10 +381,9 @@ const fuse_lowlevel_ops kOps = [] {
 // poll(). A client that waits for each answer (ls -l, random reads) sends its next request
 // microseconds after the last answer; a daemon asleep by then must be woken, and on a virtual
 // machine whose other processor idles that wake-up was most of a request's cost: ls -lR of the
-// linux tree took
-// 13.6-15.3 s sleeping, 4.9-5.0 s polling for 50 us (erofsfuse 1.9.3: 6.9-11.1 s), with the
-// same daemon CPU time (4.4-5.0 s), which the wake-ups had cost before; 4.6-6.5 s at the 100 us
-// kept (bench/results/2026-12-02-vm-reader-compare-fuse-2).
+// linux tree took 13.6-15.3 s sleeping, 4.9-5.0 s polling for 50 us (erofsfuse 1.9.3: 6.9-11.1
+// s), with the same daemon CPU time (4.4-5.0 s), which the wake-ups had cost before; 4.6-6.5 s at
+// the 100 us kept (bench/results/2026-12-02-vm-reader-compare-fuse-2).
 // The signals that end the session (libfuse's handlers) stay blocked in every thread but inside
 // ppoll(), given the mask `sleeping` to sleep with: one arriving while the loop works waits for
 // it, where a plain poll() could miss it and sleep on.
