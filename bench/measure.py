@@ -1,7 +1,20 @@
-"""Running a measured command, for the bench scripts: its output, and its wall time, CPU time and
-peak RSS under /usr/bin/time (which every script reads the same way)."""
+"""What the bench scripts share: running a measured command (its output, and its wall time, CPU
+time and peak RSS under /usr/bin/time, which every script reads the same way), and removing what
+a run left behind."""
 
+import os
+import shutil
 import subprocess
+
+
+def remove_path(path, ignore_errors=False):
+    """Removes a directory tree or a file: an extractor that fails may leave its destination a
+    file (fsck.erofs 1.9.3 does on some fragments images), which rmtree alone would leave in place
+    for every extractor after it."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=ignore_errors)
+    elif os.path.lexists(path):
+        os.unlink(path)
 
 
 def sh(cmd, **kw):

@@ -10,6 +10,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -41,6 +42,16 @@ std::string random_bytes(size_t n, unsigned seed) {
   std::string s(n, '\0');
   for (auto& c : s) c = char(rng());
   return s;
+}
+
+// Builds the tree at `src` into `image` with compression `z` (and the rest of `o`); the scan, for
+// verify_image.
+writer::ScanResult build_compressed(const fs::path& src, const std::string& image, writer::CompressionOptions z,
+                                    writer::BuildOptions o = {}) {
+  o.compression = std::move(z);
+  auto scan = writer::scan_directory(src.string(), o.source, nullptr);
+  writer::build_image(scan.tree, image, o);
+  return scan;
 }
 
 // A tree that crosses every size boundary that matters to the layouts.
@@ -204,15 +215,12 @@ TEST(Dedupe, PartialReferenceToAnotherFilesPcluster) {
   fs::path src = make_tree(dir / "src");
   // (zstd packs all of this text into one block per extent, which leaves nothing to share.)
   for (const char* alg : {"lz4hc", "lzma", "deflate"}) {
-    writer::BuildOptions o;
     writer::CompressionOptions z;
     z.algorithms.push_back(compress::parse_spec(alg));
     z.pcluster_bytes = 16384;
     z.dedupe = true;
-    o.compression = z;
     std::string image = (dir / alg).string();
-    auto scan = writer::scan_directory(src.string(), o.source, nullptr);
-    writer::build_image(scan.tree, image, o);
+    auto scan = build_compressed(src, image, z);
     for (auto& p : lib::verify_image(scan.tree, image, {})) ADD_FAILURE() << alg << ": " << p;
 
     auto img = reader::Image::open(image);
@@ -241,16 +249,13 @@ TEST(Dedupe, NotAcrossAlgorithms) {
   fs::create_directories(dir / "src");
   write_file(dir / "src" / "a", text(100000, 5));
   write_file(dir / "src" / "b", text(100000, 5));
-  writer::BuildOptions o;
   writer::CompressionOptions z;
   z.algorithms = {compress::parse_spec("lz4hc"), compress::parse_spec("lzma")};
   z.hints.push_back({16384, "^b$", 1});
   z.pcluster_bytes = 16384;
   z.dedupe = true;
-  o.compression = z;
   std::string image = (dir / "image").string();
-  auto scan = writer::scan_directory((dir / "src").string(), o.source, nullptr);
-  writer::build_image(scan.tree, image, o);
+  auto scan = build_compressed(dir / "src", image, z);
   for (auto& p : lib::verify_image(scan.tree, image, {})) ADD_FAILURE() << p;
   auto img = reader::Image::open(image);
   std::set<uint64_t> a_pclusters;
@@ -270,15 +275,12 @@ TEST(Fragments, WholeFileMapsAsPiecesOfThePackedInodesExtents) {
   fs::create_directories(dir / "src");
   const std::string content = text(500000, 11) + random_bytes(30000, 12) + text(200000, 13);
   write_file(dir / "src" / "big", content);
-  writer::BuildOptions o;
   writer::CompressionOptions z;
   z.algorithms.push_back(compress::parse_spec("lz4hc"));
   z.pcluster_bytes = 16384;
   z.all_fragments = true;
-  o.compression = z;
   std::string image = (dir / "image").string();
-  auto scan = writer::scan_directory((dir / "src").string(), o.source, nullptr);
-  writer::build_image(scan.tree, image, o);
+  build_compressed(dir / "src", image, z);
   auto img = reader::Image::open(image);
   const reader::Inode big = img->resolve("/big");
   const auto pieces = img->extents(big);
@@ -317,14 +319,11 @@ TEST(Extents, LongAsTheIndexAllows) {
     fs::remove_all(dir);
     fs::create_directories(dir / "src");
     write_file(dir / "src" / "file", c.content);
-    writer::BuildOptions o;
     writer::CompressionOptions z;
     z.algorithms.push_back(compress::parse_spec(c.algorithm));
     z.pcluster_bytes = c.pcluster;
-    o.compression = z;
     std::string image = (dir / "image").string();
-    auto scan = writer::scan_directory((dir / "src").string(), o.source, nullptr);
-    writer::build_image(scan.tree, image, o);
+    build_compressed(dir / "src", image, z);
     auto img = reader::Image::open(image);
     const reader::Inode ino = img->resolve("/file");
     uint64_t longest = 0;
@@ -346,19 +345,17 @@ TEST(HotList, ListedFilesFirstAndOutOfFragments) {
   fs::create_directories(dir);
   fs::path src = make_tree(dir / "src");
   for (bool all_fragments : {false, true}) {
-    writer::BuildOptions o;
     writer::CompressionOptions z;
     z.algorithms.push_back(compress::parse_spec("lz4hc"));
     z.pcluster_bytes = 16384;
     z.ztailpacking = z.fragments = true;
     z.all_fragments = all_fragments;
-    o.compression = z;
+    writer::BuildOptions o;
     o.hot_files = {"sub/mixed", "text_65537", "sub/hardlink"};  // a hard link's second name counts too
     std::vector<std::string> warnings;
     o.warn = [&](const std::string& w) { warnings.push_back(w); };
     const std::string image = (dir / "img").string();
-    auto scan = writer::scan_directory(src.string(), o.source, nullptr);
-    writer::build_image(scan.tree, image, o);
+    auto scan = build_compressed(src, image, z, o);
     for (auto& p : lib::verify_image(scan.tree, image, {})) ADD_FAILURE() << p;
     EXPECT_TRUE(warnings.empty());
     const auto img = reader::Image::open(image);
