@@ -63,16 +63,6 @@ SpillRef SpillFile::append(std::span<const uint8_t> bytes) {
   return ref;
 }
 
-void SpillFile::truncate(uint64_t size) {
-  if (size >= written_) {
-    pending_.resize(size_t(size - written_));
-    return;
-  }
-  pending_.clear();
-  if (::ftruncate(fd_, off_t(size)) != 0) throw BuildError(errno_message("truncating a temporary file beside the image", errno));
-  written_ = size;
-}
-
 // An append is written out whole or not at all, so a piece lies wholly in the file or wholly in
 // the buffer.
 void SpillFile::read(const SpillRef& ref, uint8_t* out) const {

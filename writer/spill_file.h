@@ -27,8 +27,6 @@ class SpillFile {
   void read(const SpillRef& ref, uint8_t* out) const;
   int fd();  // for readers that pread the bytes themselves: everything appended is written first
   uint64_t size() const { return written_ + pending_.size(); }
-  // Drops the bytes from `size` on (the last appends, when they turned out not to be needed).
-  void truncate(uint64_t size);
 
  private:
   void flush();

@@ -106,5 +106,40 @@ TEST(FileContent, RegionsOfASharedFileAndMemory) {
   EXPECT_EQ(read_all(opener, FileContent::in_memory(std::make_shared<const std::string>("bytes"), "m"), 5), "bytes");
 }
 
+// A concatenation reads its pieces one after the other, across their boundaries, and a piece
+// that is not as long as it was said to be fails the read with its own name.
+TEST(FileContent, ConcatenationReadsAcrossPieces) {
+  TempDir t;
+  const std::string path = (t.dir / "f").string(), shared = (t.dir / "shared").string();
+  std::ofstream(path) << "0123456789";
+  std::ofstream(shared) << "xxABCDEyy";
+  const int fd = ::open(shared.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  const FileContent all = FileContent::concatenation(
+      {{FileContent::in_memory(std::make_shared<const std::string>("mem"), "m"), 3},
+       {FileContent::at_path(path), 10},
+       {FileContent::in_shared_file(fd, 2, "entry"), 5}},
+      "all");
+  const std::string whole = "mem0123456789ABCDE";
+  ContentOpener opener;
+  EXPECT_EQ(read_all(opener, all, whole.size()), whole);
+  const ContentReader r = opener.open(all, whole.size());
+  for (size_t off = 0; off < whole.size(); ++off)
+    for (size_t n = 0; off + n <= whole.size(); ++n) {
+      std::string got(n, '\0');
+      r.read(off, {reinterpret_cast<uint8_t*>(got.data()), n});
+      ASSERT_EQ(got, whole.substr(off, n)) << off << "+" << n;
+    }
+  EXPECT_THROW(opener.open(all, whole.size() + 1), BuildError);
+  const FileContent wrong = FileContent::concatenation({{FileContent::at_path(path), 11}}, "all");
+  try {
+    read_all(opener, wrong, 11);
+    ADD_FAILURE() << "a piece shorter than it was said to be was read";
+  } catch (const BuildError& e) {
+    EXPECT_EQ(std::string(e.what()), path + ": file shrank while the image was being built");
+  }
+  ::close(fd);
+}
+
 }  // namespace
 }  // namespace erofs::writer

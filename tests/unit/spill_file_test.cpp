@@ -53,28 +53,5 @@ TEST(SpillFile, PiecesReadBackFromTheBufferAndFromTheFile) {
   }
 }
 
-// Cutting off the last appends, whether they are still buffered or already written, leaves the
-// earlier pieces as they were, and new appends continue at the cut.
-TEST(SpillFile, TruncateInTheBufferOrInTheFile) {
-  SpillFile f(beside());
-  const auto a = bytes(300000, 1), b = bytes(2 << 20, 2), c = bytes(5000, 3);
-  const SpillRef ra = f.append(a), rb = f.append(b);
-  const uint64_t cut = f.size();
-  f.append(c);
-  f.truncate(cut);  // c was still buffered
-  EXPECT_EQ(f.size(), cut);
-  const SpillRef rc = f.append(c);
-  EXPECT_EQ(rc.offset, cut);
-  EXPECT_EQ(read_back(f, rc), c);
-
-  f.truncate(rb.offset);  // b was written out
-  EXPECT_EQ(f.size(), rb.offset);
-  const SpillRef rc2 = f.append(c);
-  EXPECT_EQ(rc2.offset, rb.offset);
-  EXPECT_EQ(read_back(f, ra), a);
-  EXPECT_EQ(read_back(f, rc2), c);
-  EXPECT_EQ(uint64_t(::lseek(f.fd(), 0, SEEK_END)), rb.offset + c.size());
-}
-
 }  // namespace
 }  // namespace erofs::writer

@@ -300,6 +300,35 @@ TEST(Fragments, WholeFileMapsAsPiecesOfThePackedInodesExtents) {
   fs::remove_all(dir);
 }
 
+// With all-fragments, files larger than the read buffer are referenced in the source and read
+// again when the packed inode is compressed; smaller ones are copied beside the image. Both kinds,
+// interleaved, come back exactly, and an equal large file is stored once.
+TEST(Fragments, LargeWholeFilesReadFromTheSource) {
+  fs::path dir = fs::current_path() / "fragments.large";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "src");
+  const std::string big = text(2500000, 31) + random_bytes(100000, 32);
+  write_file(dir / "src" / "a_big", big);
+  write_file(dir / "src" / "b_small", text(10000, 33));
+  write_file(dir / "src" / "c_big_copy", big);
+  write_file(dir / "src" / "d_big2", text(1500000, 34));
+  write_file(dir / "src" / "e_small", random_bytes(5000, 35));
+  writer::CompressionOptions z;
+  z.algorithms.push_back(compress::parse_spec("lz4hc"));
+  z.pcluster_bytes = 65536;
+  z.all_fragments = true;
+  const std::string image = (dir / "image").string();
+  auto scan = build_compressed(dir / "src", image, z);
+  for (auto& p : lib::verify_image(scan.tree, image, {})) ADD_FAILURE() << p;
+  auto img = reader::Image::open(image);
+  const auto a = img->extents(img->resolve("/a_big")), c = img->extents(img->resolve("/c_big_copy"));
+  ASSERT_FALSE(a.empty());
+  ASSERT_FALSE(c.empty());
+  EXPECT_EQ(a.front().kind, reader::Extent::Kind::Fragment);
+  EXPECT_EQ(c.front().physical, a.front().physical) << "an equal file is one fragment";
+  fs::remove_all(dir);
+}
+
 // Input that compresses far better than 4:1 fills 1 MiB pclusters with extents up to the bound
 // the index's lookback deltas keep (2000 lclusters), as mkfs.erofs does; capped at 4 MiB, such
 // pclusters were left part empty. Zeros fill a 4 KiB LZMA pcluster with more than the 256

@@ -53,7 +53,7 @@ CompressedFiles::CompressedFiles(OutputImage& out, SpillFile& tails, const Build
     }
   }
   if (copt_.fragments || copt_.all_fragments) {
-    packed_ = std::make_unique<SpillFile>(target);
+    packed_ = std::make_unique<PackedStream>(target);
   }
 }
 
@@ -94,7 +94,7 @@ void CompressedFiles::write_files(const std::vector<Plan*>& files, BuildStats& s
 bool CompressedFiles::write_packed(Plan& packed, BuildStats& stats) {
   if (!packed_ || packed_->size() == 0) return false;
   packed.data_size = packed.src->size = packed_->size();
-  packed.src->content = FileContent::in_shared_file(packed_->fd(), 0, "the fragments beside the image");
+  packed.src->content = packed_->content();
   compress_all({{&packed, &packed.src->content, packed_->size(), TailMode::None}}, false, stats);
   return true;
 }
@@ -330,35 +330,37 @@ std::span<const uint8_t> CompressedFiles::source_bytes(const Plan& p, const Segm
   return reread_;
 }
 
+// Read through once to find an equal file stored before. A file that fits the read buffer is
+// copied beside the image; a larger one is referenced in the source and read again when the
+// packed inode is compressed.
 void CompressedFiles::whole_file_fragment(Plan& p, BuildStats& stats) {
   const ContentReader in = opener_.open(p.src->content, p.src->size);
-  // Streamed into the spill file while hashing; a duplicate is cut off again.
-  const uint64_t off = packed_->size(), size = p.src->size;
+  const uint64_t size = p.src->size;
   XXH3_state_t* state = XXH3_createState();
   XXH3_128bits_reset(state);
-  std::vector<uint8_t> buf(1 << 20);
+  reread_.resize(size_t(std::min<uint64_t>(size, 1 << 20)));
   try {
     for (uint64_t done = 0; done < size;) {
-      const auto piece = std::span(buf).first(size_t(std::min<uint64_t>(buf.size(), size - done)));
+      const auto piece = std::span(reread_).first(size_t(std::min<uint64_t>(reread_.size(), size - done)));
       in.read(done, piece);
       XXH3_128bits_update(state, piece.data(), piece.size());
-      packed_->append(piece);
       done += piece.size();
     }
   } catch (...) {
     XXH3_freeState(state);
     throw;
   }
-  XXH128_hash_t h = XXH3_128bits_digest(state);
+  const XXH128_hash_t h = XXH3_128bits_digest(state);
   XXH3_freeState(state);
+  auto [it, fresh] = fragment_offsets_.try_emplace({h.low64, h.high64, size}, packed_->size());
+  if (fresh && size <= reread_.size()) packed_->append(reread_);
+  else if (fresh) packed_->append_source(p.src->content, size);
   p.compressed = true;
   p.whole_fragment = true;
   p.z = ZIndexSpec{};
   p.z.size = size;
   p.z.block_bits = bits_;
   p.z.compact = false;
-  auto [it, fresh] = fragment_offsets_.try_emplace({h.low64, h.high64, size}, off);
-  if (!fresh) packed_->truncate(off);
   p.z.fragment_off = it->second;
   stats.bytes_in += size;
   ++stats.compressed_files;

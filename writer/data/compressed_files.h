@@ -13,6 +13,7 @@
 
 #include "format/zmap.h"
 #include "writer/data/compress_pipeline.h"
+#include "writer/data/packed_stream.h"
 #include "writer/data/output_image.h"
 #include "writer/options.h"
 #include "writer/layout/plan.h"
@@ -86,10 +87,10 @@ class CompressedFiles {
   std::map<unsigned, std::unique_ptr<compress::Encoder>> remainder_encoders_;
   std::vector<std::regex> hint_patterns_;
   std::map<const Plan*, unsigned> file_algorithm_;  // files whose hint picked another algorithm
-  // Fragments are appended to a spill file beside the image; equal ones are stored once.
-  std::unique_ptr<SpillFile> packed_;  // the packed inode's content (fragments), when used
-  ContentOpener opener_;               // whole-file fragments and bytes read again, on the calling thread
-  std::vector<uint8_t> reread_;
+  // The packed inode's content (fragments), when used; equal fragments are stored once.
+  std::unique_ptr<PackedStream> packed_;
+  ContentOpener opener_;         // whole-file fragments and bytes read again, on the calling thread
+  std::vector<uint8_t> reread_;  // what they were read into
   std::map<std::tuple<uint64_t, uint64_t, uint64_t>, uint64_t> fragment_offsets_;  // (hash, length) -> offset
 };
 

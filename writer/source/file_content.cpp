@@ -55,11 +55,31 @@ FileContent FileContent::in_memory(std::shared_ptr<const std::string> bytes, std
   return c;
 }
 
+struct ContentPieces {
+  std::vector<ContentPiece> pieces;
+  std::vector<uint64_t> starts;  // where each piece starts in the concatenation
+};
+
+FileContent FileContent::concatenation(std::vector<ContentPiece> pieces, std::string name) {
+  auto all = std::make_shared<ContentPieces>();
+  uint64_t at = 0;
+  for (const ContentPiece& p : pieces) {
+    all->starts.push_back(at);
+    at += p.size;
+  }
+  all->pieces = std::move(pieces);
+  FileContent c;
+  c.kind_ = Kind::Concatenation;
+  c.pieces_ = std::move(all);
+  c.name_ = std::move(name);
+  return c;
+}
+
 std::string FileContent::name() const { return kind_ == Kind::InDirectory ? dir_->path() + "/" + name_ : name_; }
 
 ContentReader::ContentReader(ContentReader&& o) noexcept
     : name_(std::move(o.name_)), size_(o.size_), fd_(o.fd_), owns_fd_(o.owns_fd_), base_(o.base_),
-      bytes_(std::move(o.bytes_)) {
+      bytes_(std::move(o.bytes_)), pieces_(std::move(o.pieces_)) {
   o.owns_fd_ = false;
 }
 
@@ -70,6 +90,19 @@ ContentReader::~ContentReader() {
 void ContentReader::read(uint64_t offset, std::span<uint8_t> out) const {
   if (bytes_) {
     std::memcpy(out.data(), bytes_->data() + offset, out.size());
+    return;
+  }
+  if (pieces_) {
+    const auto& starts = pieces_->starts;
+    size_t i = size_t(std::upper_bound(starts.begin(), starts.end(), offset) - starts.begin()) - 1;
+    ContentOpener opener;
+    for (size_t done = 0; done < out.size(); ++i) {
+      const ContentPiece& p = pieces_->pieces[i];
+      const uint64_t at = offset + done - starts[i];
+      const size_t n = size_t(std::min<uint64_t>(out.size() - done, p.size - at));
+      opener.open(p.content, p.size).read(at, out.subspan(done, n));
+      done += n;
+    }
     return;
   }
   // The read that ends the file asks for one byte more (a second iovec): a file that grew is
@@ -95,14 +128,14 @@ bool ContentReader::sparse() const {
 }
 
 bool ContentReader::in_hole(uint64_t offset, uint64_t length) const {
-  if (bytes_) return false;
+  if (bytes_ || pieces_) return false;
   const off_t data = ::lseek(fd_, off_t(base_ + offset), SEEK_DATA);
   if (data < 0) return errno == ENXIO;  // no data after offset; any other error: just read
   return uint64_t(data) >= base_ + offset + length;
 }
 
 std::vector<std::pair<uint64_t, uint64_t>> ContentReader::data_ranges() const {
-  if (bytes_) return {{0, size_}};
+  if (bytes_ || pieces_) return {{0, size_}};
   std::vector<std::pair<uint64_t, uint64_t>> out;
   for (uint64_t pos = 0; pos < size_;) {
     const off_t d = ::lseek(fd_, off_t(base_ + pos), SEEK_DATA);
@@ -149,6 +182,13 @@ ContentReader ContentOpener::open(const FileContent& c, uint64_t size) {
       if (c.bytes_->size() != size) throw BuildError("internal error: " + r.name_ + " changed size in memory");
       r.bytes_ = c.bytes_;
       return r;
+    case FileContent::Kind::Concatenation: {
+      const auto& starts = c.pieces_->starts;
+      if ((starts.empty() ? 0 : starts.back() + c.pieces_->pieces.back().size) != size)
+        throw BuildError("internal error: " + r.name_ + " is not as long as its pieces");
+      r.pieces_ = c.pieces_;
+      return r;
+    }
     case FileContent::Kind::InSharedFile:
       r.fd_ = c.fd_;
       r.base_ = c.offset_;

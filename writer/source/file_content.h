@@ -1,6 +1,6 @@
 // Where a regular file's bytes come from, and reading them. Sources say where (a file in a
 // scanned directory, a path, a region of a shared file such as a tar stream's data, bytes in
-// memory); the data phase opens each file once through a ContentOpener, reads it through the
+// memory, or several of these one after the other); the data phase opens each file once through a ContentOpener, reads it through the
 // ContentReader it gets, and the reader closes the file. Nothing else in the writer opens source
 // files, so the compression stage can be fed from memory in tests.
 //
@@ -36,9 +36,12 @@ class SourceDir {
   std::string name_;
 };
 
+struct ContentPiece;
+struct ContentPieces;
+
 class FileContent {
  public:
-  enum class Kind { None, InDirectory, AtPath, InSharedFile, InMemory };
+  enum class Kind { None, InDirectory, AtPath, InSharedFile, InMemory, Concatenation };
 
   FileContent() = default;
   static FileContent in_directory(std::shared_ptr<const SourceDir> dir, std::string name);
@@ -48,6 +51,9 @@ class FileContent {
   // it are holes of the file. `name` names the file in messages.
   static FileContent in_shared_file(int fd, uint64_t offset, std::string name);
   static FileContent in_memory(std::shared_ptr<const std::string> bytes, std::string name);
+  // The pieces one after the other: the packed inode's content, whose large whole-file fragments
+  // are read where they are rather than copied beside the image.
+  static FileContent concatenation(std::vector<ContentPiece> pieces, std::string name);
 
   Kind kind() const { return kind_; }
   // The path in the source, for messages.
@@ -61,12 +67,19 @@ class FileContent {
   int fd_ = -1;
   uint64_t offset_ = 0;
   std::shared_ptr<const std::string> bytes_;
+  std::shared_ptr<const ContentPieces> pieces_;
+};
+
+struct ContentPiece {
+  FileContent content;
+  uint64_t size = 0;
 };
 
 // One file opened for reading; closes itself. Every read error is a BuildError naming the file,
 // and so is a file of its own found shorter than the size the source gave, or, by a read that
 // ends at that size, longer (it changed since the scan). A region of a shared file ends where the
-// source says.
+// source says. A concatenation opens its pieces for each read (reads are windows of megabytes),
+// so reads from several threads need no lock and no descriptor stays open per piece.
 class ContentReader {
  public:
   ContentReader(ContentReader&&) noexcept;
@@ -93,6 +106,7 @@ class ContentReader {
   bool owns_fd_ = false;
   uint64_t base_ = 0;  // where the file's bytes start in fd_
   std::shared_ptr<const std::string> bytes_;
+  std::shared_ptr<const ContentPieces> pieces_;
 };
 
 // Opens FileContent for reading. Keeps the source directories it opened last, so reading the
