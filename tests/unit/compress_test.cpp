@@ -12,6 +12,7 @@
 
 #include "compress/codec.h"
 #include "compress/internal.h"
+#include "compress/prefix_search.h"
 
 namespace erofs::compress {
 namespace {
@@ -274,6 +275,28 @@ const Case kCases[] = {
 INSTANTIATE_TEST_SUITE_P(All, FillTest, testing::ValuesIn(kCases), case_name);
 
 // --- decoding hostile input -------------------------------------------------------------------
+
+// The prefix search over a stream whose size is far from linear in its input: a tenth of a
+// byte per input byte up to 40,000 bytes, then four. The slope measured below the bend points
+// past a candidate too long even for the wider trial room, whose size is then unknown; stepping
+// down from it a byte a try ran out of tries with the pcluster 30% full.
+TEST(PrefixSearch, BentSizeCurveStillFillsThePcluster) {
+  const size_t room = 4096, bend = 40000;
+  auto size_of = [&](size_t n) { return n < bend ? n / 10 : bend / 10 + (n - bend) * 4; };
+  detail::PrefixSearch search;
+  Bytes out(room);
+  int calls = 0;
+  const FillResult r = search.fill(1 << 20, out, [&](size_t n, std::span<uint8_t> dst) -> size_t {
+    ++calls;
+    const size_t c = size_of(n);
+    return c <= dst.size() ? c : 0;
+  });
+  // The longest prefix that fits is bend + 24 (4096 bytes).
+  EXPECT_GE(r.produced, room - 8) << "consumed " << r.consumed << " in " << calls << " compressions";
+  EXPECT_LE(r.produced, room);
+  EXPECT_EQ(r.produced, size_of(r.consumed));
+  EXPECT_LE(calls, 16);
+}
 
 TEST(Decode, GarbageNeverCrashes) {
   Decoder d;
