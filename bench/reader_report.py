@@ -54,6 +54,31 @@ def read_aware(a, rows):
     return out
 
 
+def read_aware_table(a, rows):
+    """The tree's images through the kernel mount, side by side: the plain one, the tail-packed one
+    and the tail-packed one with a hot list, each workload with its ratio to the plain image."""
+    wls = [w for w in ("lsR", "tar", "read_random", "read_hot")
+           if any(r["task"] == w and r["reader"] == "kernel" and r["dataset"] == "tree" for r in rows)]
+    if not wls or not any(r["image"] == "hot-64k-tfd" for r in rows):
+        return []
+    L = ["### Read-aware layout: the tree through the kernel mount", "",
+         "| image | bytes | " + " | ".join(wls) + " |", "|---|--:|" + "---|" * len(wls)]
+    plain = {w: median(rows, "wall_s", dataset="tree", image="ek-4k", task=w, reader="kernel") for w in wls}
+    images = [("ek-4k", "-C4096"), ("ek-64k-tfd", "-C65536 -Eztailpacking,fragments,dedupe"),
+              ("hot-64k-tfd", f"the same with --hot-list ({a.hot_count:,} files)")]
+    for im, what in images:
+        path = os.path.join(a.images, f"tree-{im}.img")
+        size = f"{os.path.getsize(path):,}" if os.path.exists(path) else "-"
+        cells = []
+        for w in wls:
+            sel = dict(dataset="tree", image=im, task=w, reader="kernel")
+            t = median(rows, "wall_s", **sel)
+            cells.append(fig(values(rows, "wall_s", **sel)) + " s" + (f" = {t / plain[w]:.2f}x" if t and plain[w] else ""))
+        L.append(f"| {what} | {size} | " + " | ".join(cells) + " |")
+    return L + ["", f"Cells: wall time, and its ratio to the plain -C4096 image. `read_hot`: `cat` of the {a.hot_count:,} "
+                "listed files (picked at random) in the list's order.", ""]
+
+
 def write(a, rows, load_start, load_end):
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     mem = int(next(l.split()[1] for l in open("/proc/meminfo") if l.startswith("MemTotal"))) // 1024
@@ -102,7 +127,8 @@ def write(a, rows, load_start, load_end):
             L += [f"### FUSE: {im} (squashfuse on {sq})", "",
                   "| workload | erofs mount | erofsfuse 1.9.3 | squashfuse | kernel | ÷ faster FUSE peer | ÷ kernel |",
                   "|---|---|---|---|---|---|---|"]
-            for wl in sorted({r["task"] for r in rows if r["dataset"] == ds and r["task"] not in ("extract", "fsck")},
+            for wl in sorted({r["task"] for r in rows
+                              if r["dataset"] == ds and r["task"] not in ("extract", "fsck", "read_hot")},
                              key=lambda w: ["seq", "rand", "rand9m", "lsR", "tar", "read_random"].index(w)):
                 cells, t = [], {}
                 for rd, img in [(x, im) for x in readers[:2]] + [("squashfuse", sq), ("kernel", im)]:
@@ -129,6 +155,7 @@ def write(a, rows, load_start, load_end):
                                     f"{rk} the kernel mount", ours <= best))
             L += ["", "Cells: wall time; for the file, fio's MiB/s; CPU daemon + client seconds.", ""]
     targets += read_aware(a, rows)
+    L += read_aware_table(a, rows)
     L += ["## Targets", ""]
     for text, ok in targets:
         L.append(f"- {'n/a' if ok is None else 'met' if ok else '**missed**'}: {text}")
