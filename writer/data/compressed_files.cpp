@@ -330,38 +330,48 @@ std::span<const uint8_t> CompressedFiles::source_bytes(const Plan& p, const Segm
   return reread_;
 }
 
-// Read through once to find an equal file stored before. A file that fits the read buffer is
-// copied beside the image; a larger one is referenced in the source and read again when the
-// packed inode is compressed.
+// Whole files up to this size are copied beside the image; larger ones are referenced in the
+// source and read again when the packed inode is compressed, so -Eall-fragments of a large file
+// does not write it to disk twice.
+constexpr uint64_t kCopiedFragmentBytes = 1 << 20;
+
+// Read through once to find an equal file stored before.
 void CompressedFiles::whole_file_fragment(Plan& p, BuildStats& stats) {
   const ContentReader in = opener_.open(p.src->content, p.src->size);
   const uint64_t size = p.src->size;
-  XXH3_state_t* state = XXH3_createState();
-  XXH3_128bits_reset(state);
-  reread_.resize(size_t(std::min<uint64_t>(size, 1 << 20)));
-  try {
-    for (uint64_t done = 0; done < size;) {
-      const auto piece = std::span(reread_).first(size_t(std::min<uint64_t>(reread_.size(), size - done)));
-      in.read(done, piece);
-      XXH3_128bits_update(state, piece.data(), piece.size());
-      done += piece.size();
+  uint64_t offset = 0;
+  if (size <= kCopiedFragmentBytes) {
+    reread_.resize(size_t(size));
+    in.read(0, reread_);
+    offset = add_fragment(reread_);
+  } else {
+    XXH3_state_t* state = XXH3_createState();
+    XXH3_128bits_reset(state);
+    reread_.resize(size_t(kCopiedFragmentBytes));
+    try {
+      for (uint64_t done = 0; done < size;) {
+        const auto piece = std::span(reread_).first(size_t(std::min<uint64_t>(reread_.size(), size - done)));
+        in.read(done, piece);
+        XXH3_128bits_update(state, piece.data(), piece.size());
+        done += piece.size();
+      }
+    } catch (...) {
+      XXH3_freeState(state);
+      throw;
     }
-  } catch (...) {
+    const XXH128_hash_t h = XXH3_128bits_digest(state);
     XXH3_freeState(state);
-    throw;
+    auto [it, fresh] = fragment_offsets_.try_emplace({h.low64, h.high64, size}, packed_->size());
+    if (fresh) packed_->append_source(p.src->content, size);
+    offset = it->second;
   }
-  const XXH128_hash_t h = XXH3_128bits_digest(state);
-  XXH3_freeState(state);
-  auto [it, fresh] = fragment_offsets_.try_emplace({h.low64, h.high64, size}, packed_->size());
-  if (fresh && size <= reread_.size()) packed_->append(reread_);
-  else if (fresh) packed_->append_source(p.src->content, size);
   p.compressed = true;
   p.whole_fragment = true;
   p.z = ZIndexSpec{};
   p.z.size = size;
   p.z.block_bits = bits_;
   p.z.compact = false;
-  p.z.fragment_off = it->second;
+  p.z.fragment_off = offset;
   stats.bytes_in += size;
   ++stats.compressed_files;
   if (Progress* pr = opt_.progress) {

@@ -58,6 +58,7 @@ FileContent FileContent::in_memory(std::shared_ptr<const std::string> bytes, std
 struct ContentPieces {
   std::vector<ContentPiece> pieces;
   std::vector<uint64_t> starts;  // where each piece starts in the concatenation
+  uint64_t size = 0;             // the concatenation's length
 };
 
 FileContent FileContent::concatenation(std::vector<ContentPiece> pieces, std::string name) {
@@ -67,6 +68,7 @@ FileContent FileContent::concatenation(std::vector<ContentPiece> pieces, std::st
     all->starts.push_back(at);
     at += p.size;
   }
+  all->size = at;
   all->pieces = std::move(pieces);
   FileContent c;
   c.kind_ = Kind::Concatenation;
@@ -183,8 +185,7 @@ ContentReader ContentOpener::open(const FileContent& c, uint64_t size) {
       r.bytes_ = c.bytes_;
       return r;
     case FileContent::Kind::Concatenation: {
-      const auto& starts = c.pieces_->starts;
-      if ((starts.empty() ? 0 : starts.back() + c.pieces_->pieces.back().size) != size)
+      if (c.pieces_->size != size)
         throw BuildError("internal error: " + r.name_ + " is not as long as its pieces");
       r.pieces_ = c.pieces_;
       return r;

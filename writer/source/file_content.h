@@ -1,7 +1,7 @@
 // Where a regular file's bytes come from, and reading them. Sources say where (a file in a
 // scanned directory, a path, a region of a shared file such as a tar stream's data, bytes in
-// memory, or several of these one after the other); the data phase opens each file once through a ContentOpener, reads it through the
-// ContentReader it gets, and the reader closes the file. Nothing else in the writer opens source
+// memory, or several of these one after the other); the data phase opens each file once through
+// a ContentOpener, reads it through the ContentReader it gets, and the reader closes the file. Nothing else in the writer opens source
 // files, so the compression stage can be fed from memory in tests.
 //
 // Files of a scanned directory are opened relative to their directory, which is reopened relative
