@@ -93,6 +93,10 @@ void CompressedFiles::write_files(const std::vector<Plan*>& files, BuildStats& s
 
 bool CompressedFiles::write_packed(Plan& packed, BuildStats& stats) {
   if (!packed_ || packed_->size() == 0) return false;
+  for (const auto& [user, length] : fragment_users_) {
+    user->z.fragment_off = packed_->placed(user->z.fragment_off, length);
+    if (user->z.compact && !compact_possible(user->z)) user->z.compact = false;  // now past 4 GiB
+  }
   packed.data_size = packed.src->size = packed_->size();
   packed.src->content = packed_->content();
   compress_all({{&packed, &packed.src->content, packed_->size(), TailMode::None}}, false, stats);
@@ -262,6 +266,7 @@ void CompressedFiles::place_tail(Plan& p, const ZTailPiece& t, PlannedExtent e) 
       p.z.extents.push_back(e);
     }
     p.z.fragment_off = off;
+    fragment_users_.push_back({&p, t.raw.size()});
     return;
   }
   if (copt_.ztailpacking) {
@@ -372,6 +377,7 @@ void CompressedFiles::whole_file_fragment(Plan& p, BuildStats& stats) {
   p.z.block_bits = bits_;
   p.z.compact = false;
   p.z.fragment_off = offset;
+  fragment_users_.push_back({&p, size});
   stats.bytes_in += size;
   ++stats.compressed_files;
   if (Progress* pr = opt_.progress) {

@@ -92,6 +92,9 @@ class CompressedFiles {
   ContentOpener opener_;         // whole-file fragments and bytes read again, on the calling thread
   std::vector<uint8_t> reread_;  // what they were read into
   std::map<std::tuple<uint64_t, uint64_t, uint64_t>, uint64_t> fragment_offsets_;  // (hash, length) -> offset
+  // Files whose data ends in a fragment, and its length: their offsets count in the order the
+  // fragments were appended until the packed inode is written (PackedStream::placed).
+  std::vector<std::pair<Plan*, uint64_t>> fragment_users_;
 };
 
 }  // namespace erofs::writer
