@@ -8,21 +8,17 @@ namespace {
 
 // Input per output byte to start from when the input has no fill behind it: text's usual ratio.
 constexpr double kFirstRatio = 3.0;
-// A stream within room / kSlackShare bytes of the pcluster (at least kMinSlack) is full enough:
-// the last bytes cost more compressions than they save (0.1% of a pcluster at most). At 4 KiB
-// pclusters of the 10^9-byte file, a 16-byte slack left zstd's pclusters 0.6% more numerous than
-// mkfs.erofs 1.9.3's, which fills to the byte; 4 bytes cost a quarter more compressions.
-constexpr size_t kSlackShare = 1024, kMinSlack = 4;
-// Candidates this close in input bytes are not worth another compression.
+// Candidates this close in input bytes are not worth another compression, whatever the precision.
 constexpr size_t kClose = 4;
-constexpr int kMaxTries = 16;
+constexpr int kMaxTries = 24;
 
 }  // namespace
 
 // Candidates are compressed into room for a quarter more than the pcluster, so one that does not
 // fit still tells its size: the next candidate is interpolated between the longest prefix that
-// fits and the shortest that does not (regula falsi), not halved, and a fill costs four to six
-// compressions (a bisection to the byte, as mkfs.erofs 1.9.3 does for zstd, eleven to fifteen).
+// fits and the shortest that does not (regula falsi), not halved, and a fill of the 10^9-byte
+// file's text costs eight to nine compressions at 4 and 64 KiB pclusters (six when it stopped 4 or
+// 64 bytes short; a bisection to the byte, as mkfs.erofs 1.9.3 does for zstd, eleven to fifteen).
 // Where the stream's size is far from linear in the input (text that repeats, then does not),
 // interpolation can creep towards one end of the bracket a few bytes a try, or point outside it;
 // then the bracket is halved. Without that, zstd at 4 KiB pclusters ran out of tries on 1 fill in
@@ -33,7 +29,7 @@ FillResult PrefixSearch::fill(size_t n, std::span<uint8_t> out, const Compress& 
   if (n == 0 || room == 0) return {};
   const size_t wide = room + room / 4 + 64;
   if (trial_.size() < wide) trial_.resize(wide);
-  const size_t slack = std::max(kMinSlack, room / kSlackShare);
+  const size_t slack = std::max(precision_.min_slack, room / precision_.slack_share);
   size_t lo = 0, lo_size = 0;      // the longest prefix known to fit; its stream is in `out`
   size_t prev = 0, prev_size = 0;  // the one that fitted before it
   size_t hi = n + 1, hi_size = 0;  // the shortest known not to (hi_size 0: size unknown)
@@ -57,14 +53,14 @@ FillResult PrefixSearch::fill(size_t n, std::span<uint8_t> out, const Compress& 
     } else {
       hi = m;
       hi_size = c;  // 0 when it did not fit even the wider room
-      if (lo > 0 && hi - lo <= kClose) break;
     }
+    if (lo > 0 && hi <= n && hi - lo <= std::max(kClose, lo / precision_.close_share)) break;
     // The next candidate: where the stream should reach the pcluster's end, a little short of it.
     // Near the end each input byte costs more than the average, so the slope comes from the two
     // nearest candidates, not from the origin.
-    // (Worked out in doubles and brought into [0, n + 1] before converting: a room smaller than
-    // the slack puts the target below zero, a flat slope sends the estimate anywhere.)
-    const double target = double(room) - double(slack) / 2;
+    // (Worked out in doubles and brought into [0, n + 1] before converting: a flat slope sends
+    // the estimate anywhere.)
+    const double target = double(room) - std::max<double>(2, double(slack) / 2);
     double next;
     if (lo > 0 && hi_size > lo_size)
       next = double(lo) + (target - double(lo_size)) * double(hi - lo) / double(hi_size - lo_size);

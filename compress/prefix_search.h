@@ -6,9 +6,9 @@
 // pclusters).
 //
 // The first candidate comes from how much input the previous fill of the same input took, later
-// ones by interpolation from what fitted and what did not; the search ends when the stream is
-// within a few bytes of the pcluster or the candidates close in, so a fill costs a few
-// compressions, not a bisection's twenty.
+// ones by interpolation from what fitted and what did not; the search ends when the stream fills
+// the pcluster to the byte or the candidates close in to a 4096th of the input, so a fill costs
+// a few compressions, not a bisection's twenty.
 #pragma once
 
 #include <cstddef>
@@ -23,6 +23,13 @@ namespace erofs::compress::detail {
 
 class PrefixSearch {
  public:
+  // When a fill is full enough: the stream leaves at most max(min_slack, room / slack_share)
+  // bytes of the pcluster unused, or the longest prefix that fits and the shortest that does not
+  // are within max(4, lo / close_share) input bytes.
+  struct Precision {
+    size_t min_slack, slack_share, close_share;
+  };
+  explicit PrefixSearch(Precision p) : precision_(p) {}
   // Compresses the first `n` bytes of the input into `dst` (room for more than the pcluster);
   // returns the stream's size, 0 when it does not fit even there.
   using Compress = std::function<size_t(size_t n, std::span<uint8_t> dst)>;
@@ -32,6 +39,7 @@ class PrefixSearch {
   void forget_history() { last_ = 0; }
 
  private:
+  Precision precision_;
   size_t last_ = 0;  // input the previous fill of this input took
   std::vector<uint8_t> trial_;
 };
