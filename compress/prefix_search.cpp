@@ -16,9 +16,10 @@ constexpr int kMaxTries = 24;
 
 // Candidates are compressed into room for a quarter more than the pcluster, so one that does not
 // fit still tells its size: the next candidate is interpolated between the longest prefix that
-// fits and the shortest that does not (regula falsi), not halved, and a fill of the 10^9-byte
-// file's text costs eight to nine compressions at 4 and 64 KiB pclusters (six when it stopped 4 or
-// 64 bytes short; a bisection to the byte, as mkfs.erofs 1.9.3 does for zstd, eleven to fifteen).
+// fits and the shortest that does not (regula falsi), not halved: a zstd fill of the 10^9-byte
+// file's text to the byte costs eight to nine compressions at 4 and 64 KiB pclusters, six when it
+// may stop 4 or 64 bytes short (a bisection to the byte, as mkfs.erofs 1.9.3 does for zstd,
+// eleven to fifteen).
 // Where the stream's size is far from linear in the input (text that repeats, then does not),
 // interpolation can creep towards one end of the bracket a few bytes a try, or point outside it;
 // then the bracket is halved. Without that, zstd at 4 KiB pclusters ran out of tries on 1 fill in

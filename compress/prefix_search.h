@@ -7,8 +7,8 @@
 //
 // The first candidate comes from how much input the previous fill of the same input took, later
 // ones by interpolation from what fitted and what did not; the search ends when the stream fills
-// the pcluster to the byte or the candidates close in to a 4096th of the input, so a fill costs
-// a few compressions, not a bisection's twenty.
+// the pcluster as closely as the codec asks or the candidates close in, so a fill costs a few
+// compressions, not a bisection's twenty.
 #pragma once
 
 #include <cstddef>

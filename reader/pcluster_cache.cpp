@@ -32,7 +32,13 @@ PclusterCache::Bytes PclusterCache::get_or_load(const PclusterKey& key, const st
       loading_.emplace(key, mine.get_future().share());
     }
   }
-  if (pending.valid()) return pending.get();
+  if (pending.valid()) {
+    if (Bytes shared = pending.get()) return shared;
+    // The other thread's load failed. Its exception stays on its thread and this one meets its
+    // own: one exception object thrown in two threads shares its message buffer, freed under a
+    // reference count that the sanitizers cannot see (and a damaged pcluster is worth no more).
+    return load();
+  }
   try {
     Bytes data = load();
     insert(key, data);
@@ -47,7 +53,7 @@ PclusterCache::Bytes PclusterCache::get_or_load(const PclusterKey& key, const st
       std::lock_guard lock(mutex_);
       loading_.erase(key);
     }
-    mine.set_exception(std::current_exception());
+    mine.set_value(nullptr);
     throw;
   }
 }

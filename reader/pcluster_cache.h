@@ -37,8 +37,8 @@ class PclusterCache {
   bool has(const PclusterKey& key);
   void insert(const PclusterKey& key, Bytes data);
   // The cached bytes, or those `load` returns. Threads asking for a key that another thread is
-  // loading wait for that load instead of decoding the same pcluster again; its error reaches
-  // them too.
+  // loading wait for that load instead of decoding the same pcluster again; if it fails, each
+  // of them loads for itself and meets the error on its own thread.
   Bytes get_or_load(const PclusterKey& key, const std::function<Bytes()>& load);
   // How many get_or_load calls so far waited for another thread's load of their key (each a
   // decode saved): what shows that concurrent readers share one decode.

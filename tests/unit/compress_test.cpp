@@ -605,15 +605,16 @@ TEST(Lzma, FirstByteIsTheInvertedPropertiesByte) {
 }
 
 TEST(Encoder, ConfigurationRecords) {
-  // Eight times the largest pcluster (the input a pcluster of text holds), within 32 KiB..8 MiB.
+  // lzma: eight times the largest pcluster (the input a pcluster of text holds), within 32 KiB..8 MiB.
   EXPECT_EQ(make_encoder(parse_spec("lzma"), 4096)->lzma_dict_size(), 32u << 10);
   EXPECT_EQ(make_encoder(parse_spec("lzma"), 65536)->lzma_dict_size(), 512u << 10);
   EXPECT_EQ(make_encoder(parse_spec("lzma"), 1u << 20)->lzma_dict_size(), 8u << 20);
   EXPECT_EQ(make_encoder(parse_spec("lzma"), 200000)->lzma_dict_size(), 2u << 20);
   EXPECT_EQ(make_encoder(parse_spec("lzma,dictsize=1048576"), 4096)->lzma_dict_size(), 1u << 20);
   EXPECT_EQ(make_encoder(parse_spec("deflate"), 4096)->deflate_window_bits(), 15);
-  EXPECT_EQ(make_encoder(parse_spec("zstd"), 4096)->zstd_window_log(), 5);  // eight times: 32 KiB
-  EXPECT_EQ(make_encoder(parse_spec("zstd"), 65536)->zstd_window_log(), 9);
+  // zstd: sixteen times the largest pcluster, within 32 KiB..1 MiB.
+  EXPECT_EQ(make_encoder(parse_spec("zstd"), 4096)->zstd_window_log(), 6);  // 64 KiB
+  EXPECT_EQ(make_encoder(parse_spec("zstd"), 65536)->zstd_window_log(), 10);
   EXPECT_EQ(make_encoder(parse_spec("zstd"), 1u << 20)->zstd_window_log(), 10);  // the kernel's 1 MiB
   EXPECT_EQ(make_encoder(parse_spec("zstd"), 512)->zstd_window_log(), 5);       // at least 32 KiB
   EXPECT_EQ(make_encoder(parse_spec("lz4hc"), 4096)->algorithm(), Algorithm::Lz4);

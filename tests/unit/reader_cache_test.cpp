@@ -48,7 +48,10 @@ TEST(PclusterCache, ConcurrentRequestsShareOneLoad) {
   EXPECT_FALSE(cache.has(key));
 }
 
-TEST(PclusterCache, LoadErrorsReachEveryWaiterAndAreNotCached) {
+// A failed load is not handed to the threads that waited for it (an exception object thrown in
+// two threads shares a message buffer that ThreadSanitizer sees freed unordered): each loads for
+// itself and meets the error.
+TEST(PclusterCache, LoadErrorsReachEveryWaiterOnItsOwnThreadAndAreNotCached) {
   PclusterCache cache(1 << 20);
   const PclusterKey key{0, 8192, 4096, 4096, 0, false};
   std::atomic<int> errors{0}, loads{0};
@@ -67,7 +70,7 @@ TEST(PclusterCache, LoadErrorsReachEveryWaiterAndAreNotCached) {
     });
   for (auto& t : threads) t.join();
   EXPECT_EQ(errors.load(), 4);
-  EXPECT_EQ(loads.load(), 1);
+  EXPECT_EQ(loads.load(), 4);
   EXPECT_EQ(cache.shared_loads(), 3u);
   EXPECT_FALSE(cache.has(key));
   auto ok = cache.get_or_load(key, [] { return std::make_shared<const erofs::compress::UninitBytes>(4096); });
