@@ -7,10 +7,11 @@ with the same algorithm (xz for lzma, gzip for deflate) and block size (-b = -C)
 tail-packing cells compare with the smaller of mkfs.erofs 1.9.3 and mksquashfs.
 
 Resumable: rows already in DIR/matrix.csv are kept and their cells not built again, so a long run
-can be done in sittings (--algorithms and --datasets pick parts).
+can be done in sittings (--algorithms, --datasets and --layouts pick parts).
 """
 import csv
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -72,12 +73,16 @@ def run_matrix(a, timed, warm):
             for name, spec, sq_opts in algs:
                 builds = []
                 for layout, c, ext in LAYOUTS:
+                    if not re.fullmatch(a.layouts, layout):
+                        continue
                     e = [f"-E{ext}"] if ext else []
                     builds.append((layout, "erofs-kit", c, [a.erofs, "mkfs", "-q", f"-z{spec}", f"-C{c}"] + e + [img, src]))
                     if ref:
                         builds.append((layout, "mkfs.erofs 1.9.3", c,
                                        [ref, "-d0", "--quiet", f"-z{spec}", f"-C{c}"] + e + [img, src]))
                 for c in sorted({c for _, c, _ in LAYOUTS}):
+                    if not re.fullmatch(a.layouts, f"-b {c}"):
+                        continue
                     builds.append((f"-b {c}", "mksquashfs", c, ["mksquashfs", src, img, "-noappend", "-no-progress",
                                                                 "-quiet", "-b", str(c)] + sq_opts))
                 for run in range(1, a.runs + 1):
@@ -145,5 +150,5 @@ def report(rows, commit_text, machine):
     L += ["## Targets", "", "Size at most 1.00x mkfs.erofs 1.9.3 in every cell, and with "
           "-Eztailpacking,fragments,dedupe at most 1.00x the smaller of 1.9.3 and mksquashfs; build wall at "
           "most 1.0x 1.9.3's; peak RSS under 256 MiB.", ""]
-    L += [f"- missed: {m}" for m in missed] or ["- every cell met every target"]
+    L += [f"- missed: {m}" for m in missed] or ["- every cell above met every target"]
     return L
