@@ -62,7 +62,7 @@ class Encoder {
   // consumed == 0 means nothing could be encoded.
   virtual FillResult fill(std::span<const uint8_t> in, std::span<uint8_t> out) = 0;
   // The next fill starts a new input (a segment of a file): whatever earlier fills taught the
-  // encoder (zstd's and deflate's first guess of the ratio) is forgotten, so its streams depend on
+  // encoder (zstd's first guess of the ratio) is forgotten, so its streams depend on
   // this input alone, not on which inputs it compressed before, and an image does not depend on
   // which worker compressed which segment.
   virtual void start_input() {}

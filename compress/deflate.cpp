@@ -1,19 +1,17 @@
 // DEFLATE (algorithm 2): raw RFC 1951 streams with a 32 KiB window.
 //
-// Encoding uses libdeflate: each fill compresses candidate prefixes whole
-// (compress/prefix_search.h) and keeps the longest that fits. Decoding uses libdeflate for whole
-// extents (faster) and zlib when only a prefix is wanted (libdeflate cannot stop early).
+// Encoding is our own one-pass fixed-output encoder (compress/deflate_fill.h). Decoding uses
+// libdeflate for whole extents (faster) and zlib when only a prefix is wanted (libdeflate cannot
+// stop early).
 #include <libdeflate.h>
 #include <zlib.h>
 
 #include <algorithm>
-#include <cstring>
 #include <new>
 #include <stdexcept>
-#include <vector>
 
+#include "compress/deflate_fill.h"
 #include "compress/internal.h"
-#include "compress/prefix_search.h"
 
 namespace erofs::compress::detail {
 
@@ -23,31 +21,15 @@ constexpr int kWindowBits = 15;
 
 class DeflateEncoder final : public Encoder {
  public:
-  explicit DeflateEncoder(int level) : compressor_(libdeflate_alloc_compressor(level)) {
-    if (!compressor_) throw std::bad_alloc();
-  }
-  ~DeflateEncoder() override { libdeflate_free_compressor(compressor_); }
+  explicit DeflateEncoder(int level) : fill_(level) {}
 
   Algorithm algorithm() const override { return Algorithm::Deflate; }
   uint8_t deflate_window_bits() const override { return kWindowBits; }
-  void start_input() override { search_.forget_history(); }
 
-  FillResult fill(std::span<const uint8_t> in, std::span<uint8_t> out) override {
-    in = in.first(std::min(in.size(), kMaxDecodedBytes));
-    const FillResult r = search_.fill(in.size(), out, [&](size_t n, std::span<uint8_t> dst) {
-      return libdeflate_deflate_compress(compressor_, in.data(), n, dst.data(), dst.size());
-    });
-    // A leading non-final stored block starts with a zero byte, which 0PADDING would strip.
-    // Bits 3-7 of that byte are padding up to the stored length, so bit 3 is free to set.
-    if (r.produced > 0 && out[0] == 0) out[0] = 0x08;
-    return r;
-  }
+  FillResult fill(std::span<const uint8_t> in, std::span<uint8_t> out) override { return fill_.fill(in, out); }
 
  private:
-  libdeflate_compressor* compressor_;
-  // Within a 1024th of the pcluster (at least 4 bytes): deflate's images are already smaller
-  // than mkfs.erofs 1.9.3's, and its build time is where it loses; more tries cost a fifth more.
-  PrefixSearch search_{{.min_slack = 4, .slack_share = 1024, .close_share = SIZE_MAX}};
+  DeflateFill fill_;
 };
 
 class DeflateDecoder final : public AlgDecoder {

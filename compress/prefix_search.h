@@ -1,5 +1,5 @@
-// Fixed-output compression for codecs that compress whole buffers only (zstd's one-shot frames,
-// libdeflate): the longest prefix of the input whose compressed form fits the pcluster, found by
+// Fixed-output compression for codecs that compress whole buffers only (zstd's one-shot
+// frames): the longest prefix of the input whose compressed form fits the pcluster, found by
 // compressing candidate prefixes whole. Each candidate is one frame or stream with the codec's
 // own block decisions, so the pcluster holds what a plain compression of that prefix would give
 // (ending blocks early to probe, as a streaming fill must, costs several percent at small
