@@ -14,8 +14,7 @@ struct LevelParams {
 };
 // Tuned on linux-6.1's fs/ (42 MB) at 4 and 64 KiB pclusters: level 9 comes to 16,838,656 and
 // 15,601,664 bytes in 1.4 and 1.9 s on one core, against 16,830,464 and 15,581,184 in 5.2 and
-// 3.0 s for libdeflate level 9 fitted by a prefix search; deeper chains or longer nice lengths
-// gave under 0.1% for a fifth more time.
+// 3.0 s for libdeflate level 9 fitted by a prefix search.
 constexpr std::array<LevelParams, 10> kLevels = {{{0, 0, false},
                                                   {4, 16, false},
                                                   {8, 32, false},
@@ -26,7 +25,11 @@ constexpr std::array<LevelParams, 10> kLevels = {{{0, 0, false},
                                                   {48, 64, true},
                                                   {64, 96, true},
                                                   {128, 96, true}}};
-
+// Pclusters this large search twice as deep, to the longest match DEFLATE has: on drivers/gpu and
+// arch/arm (500 MB) at 128 KiB with tail packing, fragments and dedupe, 0.52% fewer bytes for a
+// third more time; at 4 KiB, where a pcluster's input is too short for long chains, deeper
+// searches gave 0.05% on fs/ for a third more time.
+constexpr size_t kDeepSearchRoom = 16384;
 const LevelParams& level_params(int level) {
   if (level < 1 || level > 9) throw std::logic_error("deflate: level out of range");
   return kLevels[size_t(level)];
@@ -36,15 +39,16 @@ const LevelParams& level_params(int level) {
 constexpr uint32_t kGoodMatch = 32;
 // Symbols between two looks at whether the open block should end (compare the cost of the block
 // with that of the block before the last chunk plus the chunk as a block of its own). On fs/ at
-// 64 KiB: 2048 gave 0.26% less than one block a pcluster, 4096 0.21%, 8192 0.10%.
-constexpr uint32_t kChunk = 2048;
+// 64 KiB: 2048 gave 0.26% less than one block a pcluster, 4096 0.21%, 8192 0.10%; on drivers/gpu
+// and arch/arm, 1024 gave 0.16-0.25% less than 2048 at 4 to 128 KiB, for a tenth more time at 4.
+constexpr uint32_t kChunk = 1024;
 // The fewest symbols between two costings of the open block, near the pcluster's end.
 constexpr uint32_t kMinStep = 32;
 
 }  // namespace
 
 DeflateFill::DeflateFill(int level)
-    : finder_(level_params(level).depth, level_params(level).nice), lazy_(level_params(level).lazy) {}
+    : depth_(level_params(level).depth), nice_(level_params(level).nice), lazy_(level_params(level).lazy) {}
 
 namespace {
 // How good a match is: four points a byte, less a point per bit of distance (a farther match
@@ -181,7 +185,8 @@ FillResult DeflateFill::fill(std::span<const uint8_t> in, std::span<uint8_t> out
   lit2_ = false;
   symbols_.clear();
   blocks_.clear();
-  finder_.reset(in_);
+  const bool deep = out.size() >= kDeepSearchRoom;
+  finder_.reset(in_, deep ? depth_ * 2 : depth_, deep ? DeflateMatchFinder::kMaxMatch : nice_);
   const size_t coded = fill_symbols(uint64_t(out.size()) * 8);
   const size_t stored = deflate_stored_capacity(out.size(), in_.size());
   DeflateBitWriter w(out);

@@ -36,8 +36,10 @@ class DeflateFill {
   uint64_t fill_symbols(uint64_t budget);
   void emit(std::span<uint8_t> out, size_t& produced) const;
 
-  DeflateMatchFinder finder_;
+  unsigned depth_;
+  uint32_t nice_;
   bool lazy_;
+  DeflateMatchFinder finder_;
   std::span<const uint8_t> in_;
   uint32_t pos_ = 0;      // input position the next symbol starts at
   DeflateMatch pending_;  // the match found at pos_, when pending_valid_

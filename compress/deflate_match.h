@@ -28,10 +28,11 @@ class DeflateMatchFinder {
   static constexpr uint32_t kMinMatch = 3;
   static constexpr uint32_t kMaxMatch = 258;
 
-  DeflateMatchFinder(unsigned depth, uint32_t nice) : depth_(depth), nice_(nice) {}
-
-  // A new input: positions are offsets into `in`.
-  void reset(std::span<const uint8_t> in) {
+  // A new input: positions are offsets into `in`; `depth` hash chain candidates are tried per
+  // position, and a match `nice` bytes long is taken without looking further.
+  void reset(std::span<const uint8_t> in, unsigned depth, uint32_t nice) {
+    depth_ = depth;
+    nice_ = nice;
     // Past every position the previous input stored, and past the window, so none is a candidate.
     uint64_t next = uint64_t(base_) + size_ + kWindow + 1;
     if (next + in.size() + 1 >= (uint64_t(1) << 32)) {
@@ -127,8 +128,8 @@ class DeflateMatchFinder {
     return n;
   }
 
-  unsigned depth_;
-  uint32_t nice_;
+  unsigned depth_ = 0;
+  uint32_t nice_ = 0;
   const uint8_t* in_ = nullptr;
   uint32_t size_ = 0;
   uint32_t base_ = 0;
