@@ -158,6 +158,9 @@ uint64_t DeflateFill::fill_symbols(uint64_t budget) {
     next_check = count + std::max(kMinStep, uint32_t(double(budget - fit_bits) / per_symbol * 0.75));
   }
   if (over) {
+    // A block's size is not strictly monotone in its symbols (one more symbol can reshape the
+    // codes and shorten the header), so this finds a run that fits, near the longest, not
+    // always the longest.
     uint32_t lo = fit_syms, hi = uint32_t(symbols_.size());
     while (hi - lo > 1) {
       const uint32_t mid = lo + (hi - lo) / 2;

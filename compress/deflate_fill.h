@@ -7,7 +7,8 @@
 //
 // Blocks: a block ends where its symbols' statistics change enough that two blocks, each with its
 // own codes, cost less than one; the last block is the one the pcluster's end cuts. Each block is
-// sent with dynamic codes, the fixed codes or stored, whichever is smallest.
+// sent with dynamic or fixed codes, whichever is smaller; the whole pcluster is stored blocks
+// instead when those hold more input (incompressible data).
 #pragma once
 
 #include <array>

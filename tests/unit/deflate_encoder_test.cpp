@@ -111,7 +111,20 @@ Bytes inflate_raw(std::span<const uint8_t> stream, size_t size, int* blocks = nu
   return out;
 }
 
-TEST(DeflateBlock, SizeIsExactForDynamicFixedAndEmptyBlocks) {
+// The bytes a run of symbols stands for.
+Bytes expand(std::span<const DeflateSymbol> symbols) {
+  Bytes out;
+  for (DeflateSymbol s : symbols) {
+    if (s.len == 0) {
+      out.push_back(uint8_t(s.value));
+      continue;
+    }
+    for (unsigned i = 0; i < s.len; ++i) out.push_back(out[out.size() - s.value]);
+  }
+  return out;
+}
+
+TEST(DeflateBlock, SizeIsExactToTheBitForDynamicFixedAndEmptyBlocks) {
   const Bytes text = make_text(5000, 1);
   std::vector<DeflateSymbol> few = {{0, 'a'}, {0, 'b'}, {3, 2}, {0, 'c'}};
   std::vector<DeflateSymbol> many;
@@ -125,10 +138,16 @@ TEST(DeflateBlock, SizeIsExactForDynamicFixedAndEmptyBlocks) {
     DeflateBlockCode code;
     const uint64_t bits = deflate_block_bits(counts, &code);
     EXPECT_EQ(code.dynamic, syms == &many);
-    Bytes out((bits + 7) / 8);
-    DeflateBitWriter w(out);
-    deflate_write_block(w, code, true, *syms);
-    EXPECT_EQ(w.finish(), out.size()) << bits << " bits";
+    // After 0 to 7 bits of something else the block ends in the byte its size says: a size off
+    // by a bit would cross a byte boundary for one of the eight.
+    for (unsigned before = 0; before < 8; ++before) {
+      Bytes out((before + bits + 7) / 8);
+      DeflateBitWriter w(out);
+      w.put(0, before);
+      deflate_write_block(w, code, true, *syms);
+      EXPECT_EQ(w.finish(), out.size()) << bits << " bits after " << before;
+      if (before == 0) EXPECT_EQ(inflate_raw(out, 100000), expand(*syms));
+    }
   }
 }
 
@@ -172,6 +191,30 @@ TEST(DeflateFill, BlocksEndWhereTheDataChanges) {
   int blocks = 0;
   EXPECT_EQ(inflate_raw({out.data(), r.produced}, r.consumed, &blocks), in);
   EXPECT_GE(blocks, 2);
+}
+
+TEST(DeflateFill, SameStreamAcrossTheMatchFinderRestartingItsPositions) {
+  // Positions are offset by a base that moves past each input (12 MiB and the 32 KiB window a
+  // fill here); the tables are cleared and the base starts again where the first fill's was
+  // when the next input would pass 2^32: at the 341st fill, so the text is filled first and
+  // again around then. Entries left from the first fill would then read as positions of the
+  // current input, among them the position being looked up (a match at distance 0).
+  Bytes text = make_text(20000, 7);
+  std::mt19937 rng(8);
+  text.resize(12u << 20);
+  for (size_t i = 20000; i < text.size(); ++i) text[i] = uint8_t(rng());
+  Bytes noise(12u << 20);
+  for (auto& b : noise) b = uint8_t(rng());
+  for (int between = 337; between <= 341; ++between) {
+    DeflateFill fill(9);
+    Bytes first(4096), again(4096), scratch(4096);
+    const FillResult r = fill.fill(text, first);
+    for (int i = 0; i < between; ++i) fill.fill(noise, scratch);
+    const FillResult s = fill.fill(text, again);
+    ASSERT_EQ(s.produced, r.produced) << between;
+    EXPECT_TRUE(std::equal(first.begin(), first.begin() + r.produced, again.begin())) << between;
+    EXPECT_EQ(inflate_raw({again.data(), s.produced}, s.consumed), Bytes(text.begin(), text.begin() + s.consumed));
+  }
 }
 
 TEST(DeflateFill, SameInputSameStreamWhateverCameBefore) {
