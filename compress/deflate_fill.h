@@ -11,7 +11,6 @@
 // instead when those hold more input (incompressible data).
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -35,7 +34,6 @@ class DeflateFill {
 
   DeflateSymbol next_symbol();
   uint64_t fill_symbols(uint64_t budget);
-  void emit(std::span<uint8_t> out, size_t& produced) const;
 
   unsigned depth_;
   uint32_t nice_;

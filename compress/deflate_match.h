@@ -80,7 +80,6 @@ class DeflateMatchFinder {
       if (older >= cand) break;  // the slot was reused by a newer position
       cand = older;
     }
-    if (best.len > 0 && best.len < kMinMatch) best.len = 0;
     return best;
   }
   DeflateMatch find(uint32_t pos) { return find(pos, depth_); }

@@ -146,7 +146,9 @@ TEST(DeflateBlock, SizeIsExactToTheBitForDynamicFixedAndEmptyBlocks) {
       w.put(0, before);
       deflate_write_block(w, code, true, *syms);
       EXPECT_EQ(w.finish(), out.size()) << bits << " bits after " << before;
-      if (before == 0) EXPECT_EQ(inflate_raw(out, 100000), expand(*syms));
+      if (before == 0) {
+        EXPECT_EQ(inflate_raw(out, 100000), expand(*syms));
+      }
     }
   }
 }
