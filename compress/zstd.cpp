@@ -16,6 +16,8 @@
 
 #include "compress/internal.h"
 #include "compress/prefix_search.h"
+#include "compress/uninit_bytes.h"
+#include "compress/zstd_sequences.h"
 
 namespace erofs::compress::detail {
 
@@ -30,6 +32,24 @@ void check(size_t rc, const char* what) {
 }
 
 constexpr unsigned kMinZstdWindowLog = 15;
+// The first fill of an input expects this many times the pcluster's size of input to fit (text's
+// usual ratio), later ones what the fill before took; each searches a quarter and a pcluster more.
+constexpr size_t kFirstRatio = 4;
+
+ZSTD_CCtx* make_cctx(int level, unsigned window_log) {
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  if (!cctx) throw std::bad_alloc();
+  try {
+    check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level), "level");
+    check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, int(window_log)), "window");
+    check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 0), "checksum");
+    check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1), "content size");
+  } catch (...) {
+    ZSTD_freeCCtx(cctx);
+    throw;
+  }
+  return cctx;
+}
 
 class ZstdEncoder final : public Encoder {
  public:
@@ -41,35 +61,77 @@ class ZstdEncoder final : public Encoder {
   // 32 KiB: a window of one small pcluster costs 16-20% in size.
   ZstdEncoder(int level, uint32_t max_pcluster_bytes)
       : window_log_(std::clamp<unsigned>(std::bit_width(std::max<uint32_t>(max_pcluster_bytes, 1) - 1) + 4,
-                                         kMinZstdWindowLog, kMaxWindowLog)) {
-    cctx_ = ZSTD_createCCtx();
-    if (!cctx_) throw std::bad_alloc();
-    check(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, level), "level");
-    check(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_windowLog, int(window_log_)), "window");
-    check(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, 0), "checksum");
-    check(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_contentSizeFlag, 1), "content size");
+                                         kMinZstdWindowLog, kMaxWindowLog)),
+        cctx_(make_cctx(level, window_log_)),
+        search_cctx_(make_cctx(level, window_log_)),
+        coder_cctx_(make_cctx(level, window_log_)),
+        dctx_(ZSTD_createDCtx()),
+        sequences_(search_cctx_.get(), coder_cctx_.get(), level) {
+    if (!dctx_) throw std::bad_alloc();
   }
-  ~ZstdEncoder() override { ZSTD_freeCCtx(cctx_); }
 
   Algorithm algorithm() const override { return Algorithm::Zstd; }
   uint8_t zstd_window_log() const override { return uint8_t(window_log_ - kMinWindowLog); }
-  void start_input() override { search_.forget_history(); }
+  void start_input() override {
+    search_.forget_history();
+    last_ = 0;
+  }
 
+  // Candidate prefixes come from one match search over a window of the input (see
+  // compress/zstd_sequences.h), widened when a candidate runs past it. The frame kept is decoded
+  // and compared with its input; should it differ (a library fault), the fill is done again
+  // with each candidate compressed whole.
   FillResult fill(std::span<const uint8_t> in, std::span<uint8_t> out) override {
     in = in.first(std::min(in.size(), kMaxDecodedBytes));
-    return search_.fill(in.size(), out, [&](size_t n, std::span<uint8_t> dst) -> size_t {
-      const size_t got = ZSTD_compress2(cctx_, dst.data(), dst.size(), in.data(), n);
-      if (ZSTD_isError(got)) {
-        if (ZSTD_getErrorCode(got) == ZSTD_error_dstSize_tooSmall) return 0;
-        check(got, "compress");
-      }
-      return got;
+    if (in.empty() || out.empty()) return {};
+    const size_t room = out.size();
+    // What the prefix kept will likely hold: about what the fill before took.
+    const size_t expect = std::min(in.size(), last_ ? last_ : room * kFirstRatio);
+    sequences_.search(in, std::min(in.size(), expect + expect / 4 + room), expect);
+    FillResult r = search_.fill(in.size(), out, [&](size_t n, std::span<uint8_t> dst) -> size_t {
+      const size_t window = sequences_.window();
+      if (window && n > window && window < in.size())
+        sequences_.search(in, std::min(in.size(), std::max(n + n / 4, 2 * window)), n);
+      if (n <= sequences_.window())
+        if (const size_t got = sequences_.compress(n, dst); got != SIZE_MAX) return got;
+      return compress_whole(in, n, dst);
     });
+    if (r.consumed && !decodes_to(out.first(r.produced), in.first(r.consumed)))
+      r = search_.fill(in.size(), out,
+                       [&](size_t n, std::span<uint8_t> dst) { return compress_whole(in, n, dst); });
+    last_ = r.consumed;
+    return r;
   }
 
  private:
+  struct FreeCCtx {
+    void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
+  };
+  struct FreeDCtx {
+    void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
+  };
+
+  size_t compress_whole(std::span<const uint8_t> in, size_t n, std::span<uint8_t> dst) {
+    const size_t got = ZSTD_compress2(cctx_.get(), dst.data(), dst.size(), in.data(), n);
+    if (ZSTD_isError(got)) {
+      if (ZSTD_getErrorCode(got) == ZSTD_error_dstSize_tooSmall) return 0;
+      check(got, "compress");
+    }
+    return got;
+  }
+
+  bool decodes_to(std::span<const uint8_t> frame, std::span<const uint8_t> input) {
+    if (check_.size() < input.size()) check_.resize(input.size());
+    const size_t got = ZSTD_decompressDCtx(dctx_.get(), check_.data(), input.size(), frame.data(), frame.size());
+    return got == input.size() && std::memcmp(check_.data(), input.data(), input.size()) == 0;
+  }
+
   unsigned window_log_;
-  ZSTD_CCtx* cctx_ = nullptr;
+  std::unique_ptr<ZSTD_CCtx, FreeCCtx> cctx_, search_cctx_, coder_cctx_;
+  std::unique_ptr<ZSTD_DCtx, FreeDCtx> dctx_;
+  ZstdSequences sequences_;
+  size_t last_ = 0;  // input the previous fill of this input took
+  UninitBytes check_;
   // To the byte, or to a 4096th of the input: a slack of a 1024th of the pcluster left its
   // pclusters 0.05% emptier than mkfs.erofs 1.9.3's, which bisects to the byte, and the images of
   // the 10^9-byte file 0.01-0.1% larger; where text repeats, a few stream bytes hold kilobytes.

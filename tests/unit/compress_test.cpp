@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "compress/codec.h"
 #include "compress/internal.h"
 #include "compress/prefix_search.h"
+#include "compress/zstd_sequences.h"
 
 namespace erofs::compress {
 namespace {
@@ -591,6 +593,47 @@ TEST(Zstd, OneFrameWithContentSizeAndNoChecksum) {
     // A single-segment frame's window is its content size: it must stay within the image's.
     const uint64_t declared = (out[4] & 0x20) ? r.consumed : uint64_t(1) << (10 + (out[5] >> 3));
     EXPECT_LE(declared, uint64_t(1) << (10 + enc->zstd_window_log())) << n;
+  }
+}
+
+// zstd prefixes from one match search (compress/zstd_sequences.h): every cut, in literals, inside
+// a match, at and past block boundaries and after the search's end, decodes to exactly its
+// prefix, and costs about what compressing the prefix whole does (at most 1% more). The window of 2 blocks and 3
+// bytes ends in a block too small for libzstd 1.5.4 to give it sequences.
+TEST(Zstd, PrefixesOfOneSearchDecodeToThePrefixAtAboutTheSizeOfAWholeCompression) {
+  constexpr int kLevel = 3;
+  Bytes periodic(300000);
+  for (size_t i = 0; i < periodic.size(); ++i) periodic[i] = uint8_t("a period of 23 letters."[i % 23]);
+  const std::pair<const char*, Bytes> inputs[] = {
+      {"text", make_text(2 * 131072 + 3, 21)}, {"mixed", make_mixed(400000, 22)}, {"periodic", periodic}};
+  for (const auto& [name, in] : inputs) {
+    auto make = [] {
+      ZSTD_CCtx* c = ZSTD_createCCtx();
+      ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, kLevel);
+      ZSTD_CCtx_setParameter(c, ZSTD_c_windowLog, 20);
+      return std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)>(c, ZSTD_freeCCtx);
+    };
+    auto search = make(), coder = make(), whole = make();
+    detail::ZstdSequences seqs(search.get(), coder.get(), kLevel);
+    Bytes frame(ZSTD_compressBound(in.size())), back;
+    for (size_t n : {size_t(1), size_t(2), size_t(3), size_t(4), size_t(50), size_t(1000), size_t(4097),
+                     size_t(50001), size_t(131071), size_t(131072), size_t(131075), size_t(262144),
+                     size_t(262146), in.size() - 1, in.size()}) {
+      if (n > in.size()) continue;
+      // The whole window searched with the parameters for the prefix, as a fill does.
+      ASSERT_TRUE(seqs.search(in, in.size(), n)) << name;
+      ASSERT_EQ(seqs.window(), in.size());
+      const size_t got = seqs.compress(n, frame);
+      ASSERT_GT(got, 0u) << name << " " << n;
+      ASSERT_NE(got, SIZE_MAX) << name << " " << n;
+      back.assign(n + 1, 0xEE);
+      ASSERT_EQ(ZSTD_decompress(back.data(), back.size(), frame.data(), got), n) << name << " " << n;
+      EXPECT_TRUE(std::equal(in.begin(), in.begin() + ptrdiff_t(n), back.begin())) << name << " " << n;
+      Bytes ref(ZSTD_compressBound(n));
+      const size_t ref_size = ZSTD_compress2(whole.get(), ref.data(), ref.size(), in.data(), n);
+      EXPECT_LE(got, ref_size + ref_size / 100 + 16) << name << " " << n;
+    }
+    EXPECT_EQ(seqs.compress(in.size(), std::span(frame).first(8)), 0u) << "does not fit: " << name;
   }
 }
 
