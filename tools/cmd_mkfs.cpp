@@ -1,5 +1,7 @@
 // erofs mkfs: option parsing and the summary. The command is a client of the library's builder:
 // its options fill an erofs::BuildSettings, the same settings the C++ and C APIs take.
+#include <malloc.h>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -139,6 +141,13 @@ void print_summary(const MkfsCommand& c, const BuildSettings& s, const BuildSumm
 }
 
 int run_mkfs(int argc, char** argv) {
+  // Buffers of a megabyte and more come from mmap and go back to the system when freed. glibc
+  // otherwise raises that threshold to the largest buffer freed so far, and then keeps such
+  // buffers in each thread's arena: the workers' transient inputs, windows and frames (zstd at
+  // 1 MiB pclusters of repetitive text meets 8 MB ones). zstd level 15 on the linux tree at
+  // -C131072 with tail packing, fragments and dedupe peaked at 372 MiB without this, 300 MiB with
+  // it, in the same time.
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
   CLI::App app{
       "Build an EROFS image of SOURCE that the Linux kernel mounts as it is.\n"
       "The image is written to a temporary file beside IMAGE and renamed when complete.\n"
