@@ -37,6 +37,8 @@ class PrefixSearch {
   FillResult fill(size_t input_size, std::span<uint8_t> out, const Compress& compress);
   // A new input begins: its first fill guesses no ratio from the previous one.
   void forget_history() { last_ = 0; }
+  // Input the last fill took (0 after forget_history).
+  size_t last() const { return last_; }
 
  private:
   Precision precision_;

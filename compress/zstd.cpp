@@ -72,10 +72,7 @@ class ZstdEncoder final : public Encoder {
 
   Algorithm algorithm() const override { return Algorithm::Zstd; }
   uint8_t zstd_window_log() const override { return uint8_t(window_log_ - kMinWindowLog); }
-  void start_input() override {
-    search_.forget_history();
-    last_ = 0;
-  }
+  void start_input() override { search_.forget_history(); }
 
   // Candidate prefixes come from one match search over a window of the input (see
   // compress/zstd_sequences.h), widened when a candidate runs past it. The frame kept is decoded
@@ -86,7 +83,8 @@ class ZstdEncoder final : public Encoder {
     if (in.empty() || out.empty()) return {};
     const size_t room = out.size();
     // What the prefix kept will likely hold: about what the fill before took.
-    const size_t expect = std::min(in.size(), last_ ? last_ : room * kFirstRatio);
+    const size_t last = search_.last();
+    const size_t expect = std::min(in.size(), last ? last : room * kFirstRatio);
     sequences_.search(in, std::min(in.size(), expect + expect / 4 + room), expect);
     FillResult r = search_.fill(in.size(), out, [&](size_t n, std::span<uint8_t> dst) -> size_t {
       const size_t window = sequences_.window();
@@ -99,7 +97,6 @@ class ZstdEncoder final : public Encoder {
     if (r.consumed && !decodes_to(out.first(r.produced), in.first(r.consumed)))
       r = search_.fill(in.size(), out,
                        [&](size_t n, std::span<uint8_t> dst) { return compress_whole(in, n, dst); });
-    last_ = r.consumed;
     return r;
   }
 
@@ -130,7 +127,6 @@ class ZstdEncoder final : public Encoder {
   std::unique_ptr<ZSTD_CCtx, FreeCCtx> cctx_, search_cctx_, coder_cctx_;
   std::unique_ptr<ZSTD_DCtx, FreeDCtx> dctx_;
   ZstdSequences sequences_;
-  size_t last_ = 0;  // input the previous fill of this input took
   UninitBytes check_;
   // To the byte, or to a 4096th of the input: a slack of a 1024th of the pcluster left its
   // pclusters 0.05% emptier than mkfs.erofs 1.9.3's, which bisects to the byte, and the images of
