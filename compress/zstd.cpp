@@ -35,6 +35,8 @@ constexpr unsigned kMinZstdWindowLog = 15;
 // The first fill of an input expects this many times the pcluster's size of input to fit (text's
 // usual ratio), later ones what the fill before took; each searches a quarter and a pcluster more.
 constexpr size_t kFirstRatio = 4;
+// Decoded bytes compared at a time when a frame is checked.
+constexpr size_t kCheckPieceBytes = 128 << 10;
 
 ZSTD_CCtx* make_cctx(int level, unsigned window_log) {
   ZSTD_CCtx* cctx = ZSTD_createCCtx();
@@ -117,10 +119,24 @@ class ZstdEncoder final : public Encoder {
     return got;
   }
 
+  // Decoded a piece at a time and compared as it comes: a pcluster of repetitive input holds
+  // megabytes, which a whole decode would hold in memory on every worker.
   bool decodes_to(std::span<const uint8_t> frame, std::span<const uint8_t> input) {
-    if (check_.size() < input.size()) check_.resize(input.size());
-    const size_t got = ZSTD_decompressDCtx(dctx_.get(), check_.data(), input.size(), frame.data(), frame.size());
-    return got == input.size() && std::memcmp(check_.data(), input.data(), input.size()) == 0;
+    ZSTD_DCtx_reset(dctx_.get(), ZSTD_reset_session_only);
+    check_.resize(kCheckPieceBytes);
+    ZSTD_inBuffer src{frame.data(), frame.size(), 0};
+    size_t done = 0;
+    for (;;) {
+      ZSTD_outBuffer dst{check_.data(), check_.size(), 0};
+      const size_t read_before = src.pos;
+      const size_t rc = ZSTD_decompressStream(dctx_.get(), &dst, &src);
+      if (ZSTD_isError(rc) || dst.pos > input.size() - done ||
+          std::memcmp(check_.data(), input.data() + done, dst.pos) != 0)
+        return false;
+      done += dst.pos;
+      if (rc == 0) return done == input.size() && src.pos == src.size;
+      if (dst.pos == 0 && src.pos == read_before) return false;  // truncated: no progress
+    }
   }
 
   unsigned window_log_;

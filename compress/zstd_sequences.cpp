@@ -62,7 +62,10 @@ void ZstdSequences::cut(size_t n) {
 size_t ZstdSequences::compress(size_t n, std::span<uint8_t> dst) {
   cut(n);
   const size_t bound = ZSTD_compressBound(n);
-  if (frame_.size() < bound) frame_.resize(bound);
+  if (frame_.size() < bound) {
+    frame_.clear();  // nothing in it is kept: growing would copy it, touching the old bytes again
+    frame_.resize(bound);
+  }
   const size_t got = ZSTD_compressSequences(coder_, frame_.data(), bound, prefix_.data(), prefix_.size(), in_, n);
   if (ZSTD_isError(got)) return SIZE_MAX;
   if (got > dst.size()) return 0;

@@ -141,5 +141,28 @@ TEST(FileContent, ConcatenationReadsAcrossPieces) {
   ::close(fd);
 }
 
+// Slices of a few sources, in any order, read as one file; a slice past its source's end is
+// refused when the concatenation is made.
+TEST(FileContent, SlicesOfSourcesReadInTheirOrder) {
+  TempDir t;
+  const std::string path = (t.dir / "f").string();
+  std::ofstream(path) << "0123456789";
+  const std::vector<ContentPiece> sources = {
+      {FileContent::in_memory(std::make_shared<const std::string>("abcdefgh"), "m"), 8},
+      {FileContent::at_path(path), 10}};
+  const FileContent all = FileContent::concatenation(sources, {{0, 5, 3}, {1, 0, 10}, {0, 0, 2}, {0, 2, 0}}, "all");
+  const std::string whole = "fgh0123456789ab";
+  ContentOpener opener;
+  const ContentReader r = opener.open(all, whole.size());
+  for (size_t off = 0; off < whole.size(); ++off)
+    for (size_t n = 0; off + n <= whole.size(); ++n) {
+      std::string got(n, '\0');
+      r.read(off, {reinterpret_cast<uint8_t*>(got.data()), n});
+      ASSERT_EQ(got, whole.substr(off, n)) << off << "+" << n;
+    }
+  EXPECT_THROW(FileContent::concatenation(sources, {{0, 6, 3}}, "all"), BuildError);
+  EXPECT_THROW(FileContent::concatenation(sources, {{2, 0, 1}}, "all"), BuildError);
+}
+
 }  // namespace
 }  // namespace erofs::writer

@@ -91,7 +91,7 @@ TEST(ZSegment, InlineTailsAreCompressedWhenThatMakesThemSmaller) {
   EXPECT_EQ(enc.calls, 1);
   ASSERT_TRUE(t.has_tail);
   EXPECT_FALSE(t.tail.plain);
-  EXPECT_LT(t.tail.stream.size(), small.size());
+  EXPECT_LT(t.tail.compressed.size(), small.size());
   EXPECT_EQ(t.tail.raw, small);
   EXPECT_TRUE(t.blocks.empty());
 
@@ -99,7 +99,8 @@ TEST(ZSegment, InlineTailsAreCompressedWhenThatMakesThemSmaller) {
   ZSegment r = compress_segment(enc, random, 0, last_segment(TailMode::Inline));
   ASSERT_TRUE(r.has_tail);
   EXPECT_TRUE(r.tail.plain);
-  EXPECT_EQ(r.tail.stream, random);
+  EXPECT_EQ(r.tail.raw, random);
+  EXPECT_TRUE(r.tail.compressed.empty());
 
   // Over a block, a tail that compresses below one block is kept compressed.
   ZSegment c = compress_segment(enc, std::vector<uint8_t>(6000, 'a'), 0, last_segment(TailMode::Inline));
@@ -125,7 +126,7 @@ TEST(ZSegment, TheLastPclusterGivesUpABlockToAnInlineTail) {
     ASSERT_TRUE(z.has_tail) << n;
     ASSERT_EQ(z.extents.size(), 2u) << n;
     EXPECT_EQ(z.extents[0].nblocks, blocks - 1) << n;
-    EXPECT_LT(z.tail.stream.size(), 4096u) << n;
+    EXPECT_LT(z.tail.stored().size(), 4096u) << n;
     EXPECT_EQ(z.tail.lstart, z.extents[0].length) << n;
     ++split;
   }

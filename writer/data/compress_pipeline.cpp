@@ -34,9 +34,14 @@ struct Batch {
 // works on and a window ahead of it, so the file is read in window-sized pieces.
 class WindowedInput final : public SegmentInput {
  public:
-  WindowedInput(const ContentReader& in, uint64_t offset, uint64_t size, uint64_t window, bool holes,
+  // `most`: the most one call of at() asks for. The buffer is reserved for that and a window at
+  // once: growing it step by step copied its bytes each time, with the old and new copies
+  // resident together.
+  WindowedInput(const ContentReader& in, uint64_t offset, uint64_t size, uint64_t window, uint64_t most, bool holes,
                 compress::UninitBytes& buffer)
-      : in_(in), offset_(offset), size_(size), window_(window), holes_(holes), buf_(buffer) {}
+      : in_(in), offset_(offset), size_(size), window_(window), holes_(holes), buf_(buffer) {
+    buf_.reserve(size_t(std::min(size, most + window)));
+  }
 
   uint64_t size() const override { return size_; }
 
@@ -143,12 +148,16 @@ void run_compress_pipeline(const std::vector<PipelineFile>& files, const Pipelin
             auto& enc = encoders[{file.algorithm, so.pcluster_bytes}];
             if (!enc) enc = compress::make_encoder(o.specs.at(file.algorithm), so.pcluster_bytes);
             if (t->batch.stream) {
-              WindowedInput in(*t->batch.stream, r.offset, r.size, o.window_bytes, t->batch.holes, window_buffer);
+              WindowedInput in(*t->batch.stream, r.offset, r.size, o.window_bytes, so.max_extent, t->batch.holes,
+                               window_buffer);
               r.z = compress_segment(*enc, in, r.offset, so);
             } else {
               r.z = compress_segment(*enc, r.input, r.offset, so);
             }
-            if (!o.keep_input) r.input = {};
+            // A tail that is the whole segment (a small file, with fragments) holds the input's
+            // bytes already; the sink rereads the file in the rare case it needs them again.
+            const bool tail_holds_input = r.z.has_tail && r.z.tail.lstart == r.offset;
+            if (!o.keep_input || tail_holds_input) r.input = {};
           }
           t->done.set_value(std::move(t->batch));
         } catch (...) {

@@ -40,7 +40,8 @@ struct SegmentResult {
   uint64_t size = 0;                // bytes of the segment
   bool last = false;                // the file's last segment
   ZSegment z;
-  compress::UninitBytes input;      // with keep_input: the raw bytes of a segment of one window or less
+  // With keep_input: the raw bytes of a segment of one window or less, unless z.tail holds them all.
+  compress::UninitBytes input;
 };
 
 // Calls `sink` on the calling thread for every segment, in order. Files of size 0 produce no

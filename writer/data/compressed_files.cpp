@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "format/constants.h"
+#include "util/free_memory.h"
 #include "writer/align.h"
 #include "writer/errors.h"
 #include "writer/layout/inode_record.h"
@@ -97,6 +98,10 @@ bool CompressedFiles::write_packed(Plan& packed, BuildStats& stats) {
     user->z.fragment_off = packed_->placed(user->z.fragment_off, length);
     if (user->z.compact && !compact_possible(user->z)) user->z.compact = false;  // now past 4 GiB
   }
+  // The files' inputs in flight are freed, but held in the arenas of the threads that read
+  // them: zstd level 15 on the linux tree with fragments peaked at 249 MiB without this, while
+  // compressing the packed inode, and 224 MiB with it, at the end of the files.
+  util::release_free_memory();
   packed.data_size = packed.src->size = packed_->size();
   packed.src->content = packed_->content();
   compress_all({{&packed, &packed.src->content, packed_->size(), TailMode::None}}, false, stats);
@@ -271,11 +276,12 @@ void CompressedFiles::place_tail(Plan& p, const ZTailPiece& t, PlannedExtent e) 
   }
   if (copt_.ztailpacking) {
     p.z.tail = ZTail::Inline;
-    p.z.inline_size = uint16_t(t.stream.size());
-    p.inline_bytes.size = uint32_t(t.stream.size());
+    const auto stored = t.stored();
+    p.z.inline_size = uint16_t(stored.size());
+    p.inline_bytes.size = uint32_t(stored.size());
     p.z.extents.push_back(e);
-    if (t.stream.size() < bs_ && layout_record(p, 0).size <= bs_) {
-      p.inline_bytes = tails_.append(t.stream);
+    if (stored.size() < bs_ && layout_record(p, 0).size <= bs_) {
+      p.inline_bytes = tails_.append(stored);
       used_inline_ = true;
       return;
     }
@@ -293,7 +299,7 @@ void CompressedFiles::write_block_tail(Plan& p, const ZTailPiece& t, PlannedExte
   std::vector<uint8_t> block(bs_, 0);
   e.plain = t.length <= bs_;
   if (e.plain) std::memcpy(block.data(), t.raw.data(), t.raw.size());
-  else std::memcpy(block.data() + bs_ - t.stream.size(), t.stream.data(), t.stream.size());
+  else std::memcpy(block.data() + bs_ - t.compressed.size(), t.compressed.data(), t.compressed.size());
   e.pblk = out_.offset() / bs_;
   e.nblocks = 1;
   out_.append(block);
@@ -304,7 +310,7 @@ void CompressedFiles::write_block_tail(Plan& p, const ZTailPiece& t, PlannedExte
 // Compression must save something: compare the pclusters, the tail and the index with the file.
 bool CompressedFiles::flat_is_smaller(const Plan& p, const ZSegment& z) const {
   uint64_t cost = z.blocks.size() + 8 + 4 * ((p.src->size + bs_ - 1) / bs_);
-  if (z.has_tail && tail_mode(p) != TailMode::Fragment) cost += copt_.ztailpacking ? z.tail.stream.size() : bs_;
+  if (z.has_tail && tail_mode(p) != TailMode::Fragment) cost += copt_.ztailpacking ? z.tail.stored().size() : bs_;
   return cost >= p.src->size;
 }
 

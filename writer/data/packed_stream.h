@@ -13,7 +13,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -37,13 +36,11 @@ class PackedStream {
   FileContent content();
 
  private:
-  struct Appended {
-    uint64_t size = 0;
-    uint64_t spill_at = 0;               // where the bytes are in the spill file, unless
-    std::optional<FileContent> source;  // they are read from here
-  };
   SpillFile spill_;
-  std::vector<Appended> appended_;  // in the order appended
+  // In the order appended: each a range of the spill file (source 0) or a whole file of
+  // sources_ (source i + 1). One per small file, so kept to a slice's 24 bytes.
+  std::vector<ContentSlice> appended_;
+  std::vector<ContentPiece> sources_;
   uint64_t size_ = 0;
 };
 

@@ -24,6 +24,8 @@ std::vector<ZDigest> block_prefix_digests(std::span<const uint8_t> data, uint32_
 // Input offered to the encoder per byte of pcluster at first (LZ4 at its best stores about 250
 // bytes in one); see compress_segment.
 constexpr uint64_t kInputPerOutput = 256;
+// Segments from this size on have their output reserved whole (see compress_segment).
+constexpr uint64_t kReserveFromBytes = 1 << 20;
 
 }  // namespace
 
@@ -34,6 +36,10 @@ ZSegment compress_segment(compress::Encoder& enc, SegmentInput& data, uint64_t l
   const TailMode tail = o.last_segment ? o.tail : TailMode::None;
   std::vector<uint8_t> out(o.pcluster_bytes), head_out, tail_out;
   uint64_t pos = 0, blk = 0;
+  // A large segment's pclusters take at most its size rounded up to blocks. Reserved at once,
+  // pages are touched only as pclusters land in them; grown by doubling, each step copied
+  // megabytes, old and new resident together.
+  if (data.size() >= kReserveFromBytes) seg.blocks.reserve(size_t((data.size() + bs - 1) / bs * bs));
 
   // The piece from `pos` on becomes the tail: `stream` is its compressed form (empty: as it is).
   auto keep_tail = [&](std::span<const uint8_t> raw, std::span<const uint8_t> stream) {
@@ -42,7 +48,7 @@ ZSegment compress_segment(compress::Encoder& enc, SegmentInput& data, uint64_t l
     seg.tail.length = raw.size();
     seg.tail.plain = stream.empty();
     seg.tail.raw.assign(raw.begin(), raw.end());
-    seg.tail.stream = stream.empty() ? seg.tail.raw : std::vector<uint8_t>(stream.begin(), stream.end());
+    seg.tail.compressed.assign(stream.begin(), stream.end());
     seg.extents.push_back({lstart + pos, raw.size(), 0, 1, stream.empty(), false, false});
   };
   // A pcluster: the compressed stream right-aligned after zero padding (0PADDING), or one block

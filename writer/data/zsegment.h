@@ -38,9 +38,12 @@ struct ZSegmentOptions {
 // The last piece of a file, kept apart to be stored inline or as a fragment.
 struct ZTailPiece {
   uint64_t lstart = 0, length = 0;
-  std::vector<uint8_t> stream;  // Inline: the compressed stream, or the raw bytes when plain
-  bool plain = false;
-  std::vector<uint8_t> raw;     // the raw bytes (fragments store these)
+  bool plain = false;                 // stored as it is: `compressed` is empty
+  std::vector<uint8_t> raw;           // the raw bytes (fragments store these)
+  std::vector<uint8_t> compressed;    // the compressed stream, unless plain
+  // What an inline tail stores. A plain tail's bytes are held once: tails of small files are
+  // whole files, many in flight at a time.
+  std::span<const uint8_t> stored() const { return plain ? raw : compressed; }
 };
 
 struct ZDigest {

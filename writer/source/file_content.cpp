@@ -56,20 +56,32 @@ FileContent FileContent::in_memory(std::shared_ptr<const std::string> bytes, std
 }
 
 struct ContentPieces {
-  std::vector<ContentPiece> pieces;
-  std::vector<uint64_t> starts;  // where each piece starts in the concatenation
+  std::vector<ContentPiece> sources;
+  std::vector<ContentSlice> slices;
+  std::vector<uint64_t> starts;  // where each slice starts in the concatenation
   uint64_t size = 0;             // the concatenation's length
 };
 
 FileContent FileContent::concatenation(std::vector<ContentPiece> pieces, std::string name) {
+  std::vector<ContentSlice> slices;
+  for (size_t i = 0; i < pieces.size(); ++i) slices.push_back({uint32_t(i), 0, pieces[i].size});
+  return concatenation(std::move(pieces), std::move(slices), std::move(name));
+}
+
+FileContent FileContent::concatenation(std::vector<ContentPiece> sources, std::vector<ContentSlice> slices,
+                                       std::string name) {
   auto all = std::make_shared<ContentPieces>();
   uint64_t at = 0;
-  for (const ContentPiece& p : pieces) {
+  all->starts.reserve(slices.size());
+  for (const ContentSlice& s : slices) {
+    if (s.source >= sources.size() || s.offset > sources[s.source].size || s.size > sources[s.source].size - s.offset)
+      throw BuildError("internal error: a slice of " + name + " lies outside its source");
     all->starts.push_back(at);
-    at += p.size;
+    at += s.size;
   }
   all->size = at;
-  all->pieces = std::move(pieces);
+  all->sources = std::move(sources);
+  all->slices = std::move(slices);
   FileContent c;
   c.kind_ = Kind::Concatenation;
   c.pieces_ = std::move(all);
@@ -99,10 +111,11 @@ void ContentReader::read(uint64_t offset, std::span<uint8_t> out) const {
     size_t i = size_t(std::upper_bound(starts.begin(), starts.end(), offset) - starts.begin()) - 1;
     ContentOpener opener;
     for (size_t done = 0; done < out.size(); ++i) {
-      const ContentPiece& p = pieces_->pieces[i];
+      const ContentSlice& slice = pieces_->slices[i];
+      const ContentPiece& source = pieces_->sources[slice.source];
       const uint64_t at = offset + done - starts[i];
-      const size_t n = size_t(std::min<uint64_t>(out.size() - done, p.size - at));
-      opener.open(p.content, p.size).read(at, out.subspan(done, n));
+      const size_t n = size_t(std::min<uint64_t>(out.size() - done, slice.size - at));
+      opener.open(source.content, source.size).read(slice.offset + at, out.subspan(done, n));
       done += n;
     }
     return;

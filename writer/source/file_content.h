@@ -37,6 +37,7 @@ class SourceDir {
 };
 
 struct ContentPiece;
+struct ContentSlice;
 struct ContentPieces;
 
 class FileContent {
@@ -54,6 +55,10 @@ class FileContent {
   // The pieces one after the other: the packed inode's content, whose large whole-file fragments
   // are read where they are rather than copied beside the image.
   static FileContent concatenation(std::vector<ContentPiece> pieces, std::string name);
+  // The slices one after the other, each a range of one of `sources`: tens of thousands of
+  // fragments in one spill file cost a slice each (24 bytes), not a FileContent each.
+  static FileContent concatenation(std::vector<ContentPiece> sources, std::vector<ContentSlice> slices,
+                                   std::string name);
 
   Kind kind() const { return kind_; }
   // The path in the source, for messages.
@@ -73,6 +78,12 @@ class FileContent {
 struct ContentPiece {
   FileContent content;
   uint64_t size = 0;
+};
+
+// Bytes [offset, offset + size) of a concatenation's source number `source`.
+struct ContentSlice {
+  uint32_t source = 0;
+  uint64_t offset = 0, size = 0;
 };
 
 // One file opened for reading; closes itself. Every read error is a BuildError naming the file,
