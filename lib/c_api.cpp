@@ -112,7 +112,8 @@ erofs::BuildSettings settings_with_callbacks(const erofs_builder* b) {
   erofs::BuildSettings s = b->settings;
   if (b->progress_fn)
     s.on_progress = [fn = b->progress_fn, ctx = b->progress_ctx](const erofs::Progress& p) {
-      erofs_progress c{p.scanned ? 1 : 0, p.total_files, p.total_bytes, p.files, p.bytes_in, p.bytes_out};
+      erofs_progress c{p.scanned ? 1 : 0, p.total_files, p.total_bytes, p.files, p.bytes_in, p.bytes_out,
+                       p.packed_bytes, p.packed_done};
       fn(ctx, &c);
     };
   if (b->warning_fn)

@@ -39,6 +39,8 @@ Progress ProgressRelay::snapshot() const {
   p.files = counters_.files;
   p.bytes_in = counters_.bytes_in;
   p.bytes_out = counters_.bytes_out;
+  p.packed_bytes = counters_.packed_bytes;
+  p.packed_done = counters_.packed_done;
   return p;
 }
 

@@ -28,6 +28,7 @@ class ProgressDisplay {
   std::mutex mutex_;
   bool tty_;
   bool drawn_ = false;
+  double packed_start_ = -1;  // seconds at the first line about the packed inode
   std::chrono::steady_clock::time_point start_, next_;
 };
 

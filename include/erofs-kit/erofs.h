@@ -86,6 +86,8 @@ typedef struct erofs_entry_meta {
 typedef struct erofs_progress {
   int scanned; /* the totals are known */
   uint64_t total_files, total_bytes, files, bytes_in, bytes_out;
+  /* With fragments, once the files are done: bytes of the packed inode compressed so far, of all. */
+  uint64_t packed_bytes, packed_done;
 } erofs_progress;
 
 typedef struct erofs_build_summary {

@@ -192,6 +192,9 @@ struct Progress {
   bool scanned = false;  // the totals are known
   uint64_t total_files = 0, total_bytes = 0;
   uint64_t files = 0, bytes_in = 0, bytes_out = 0;
+  // With fragments, once the files are done: the packed inode (the fragments gathered from
+  // them) is compressed, packed_done of its packed_bytes so far.
+  uint64_t packed_bytes = 0, packed_done = 0;
 };
 
 struct BuildSettings {

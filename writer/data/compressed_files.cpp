@@ -104,6 +104,7 @@ bool CompressedFiles::write_packed(Plan& packed, BuildStats& stats) {
   util::release_free_memory();
   packed.data_size = packed.src->size = packed_->size();
   packed.src->content = packed_->content();
+  if (Progress* pr = opt_.progress) pr->packed_bytes = packed_->size();
   compress_all({{&packed, &packed.src->content, packed_->size(), TailMode::None}}, false, stats);
   return true;
 }
@@ -130,13 +131,17 @@ void CompressedFiles::compress_all(const std::vector<Job>& jobs, bool from_sourc
     const uint64_t n = r.size;
     bool last = r.last;
     add_segment(p, std::move(r));
-    if (!from_source) return;  // the packed inode: its bytes were counted as fragments
+    Progress* pr = opt_.progress;
+    if (pr) pr->bytes_out = out_.offset();
+    if (!from_source) {  // the packed inode: its bytes were counted as fragments
+      if (pr) pr->packed_done += n;
+      return;
+    }
     stats.bytes_in += n;
     if (last && p.compressed) ++stats.compressed_files;
-    if (Progress* pr = opt_.progress) {
+    if (pr) {
       pr->bytes_in += n;
       pr->files += last;
-      pr->bytes_out = out_.offset();
     }
   });
 }
