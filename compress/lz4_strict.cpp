@@ -25,8 +25,32 @@ constexpr size_t kWild = 16;         // the fast copies move this many bytes at 
 constexpr ptrdiff_t kFarInput = 32;
 constexpr ptrdiff_t kFarOutput = 64;
 
+constexpr size_t kWildLiterals = 32;  // long literals move in 32-byte steps when this far from both ends
+constexpr ptrdiff_t kShortMatchRoom = 24;  // a short match's three 8-byte moves
+
 inline void copy16(uint8_t* to, const uint8_t* from) { std::memcpy(to, from, 16); }
 inline void copy8(uint8_t* to, const uint8_t* from) { std::memcpy(to, from, 8); }
+
+// `length` bytes in 32-byte moves, up to 31 bytes past the end (the caller has room for them):
+// a call to memcpy cost more than the bytes of a literal run.
+inline void copy_wild(uint8_t* to, const uint8_t* from, size_t length) {
+  for (size_t i = 0; i < length; i += 32) {
+    copy16(to + i, from + i);
+    copy16(to + i + 16, from + i + 16);
+  }
+}
+
+// A match closer than 8 bytes (a run of one byte, or of a short pattern), with room for 7 bytes
+// past its end. Its first 8 bytes go one at a time; after them, the bytes a whole number of
+// periods (at least 8) back are the same and already written, so the rest moves 8 at a time.
+inline void copy_close(uint8_t* op, size_t offset, size_t length) {
+  const uint8_t* match = op - offset;
+  for (size_t i = 0; i < 8; ++i) op[i] = match[i];
+  // The fewest whole periods that make 8 or more (at most 14): the first move reads from at most
+  // 6 bytes before op, inside the match's source.
+  const size_t back = (8 + offset - 1) / offset * offset;
+  for (size_t i = 8; i < length; i += 8) copy8(op + i, op + i - back);
+}
 
 // A match whose bytes overlap its source (offset < 8), exactly: the bytes from `from` on repeat
 // with period `offset`, so each copy may take twice as much as the one before.
@@ -74,7 +98,10 @@ long lz4_decode_strict(std::span<const uint8_t> in, std::span<uint8_t> out) {
         std::memmove(op, ip, lit);
         return long(op + lit - dst);
       }
-      std::memcpy(op, ip, lit);
+      if (lit + kWildLiterals <= out_left && lit + kWildLiterals <= in_left)
+        copy_wild(op, ip, lit);
+      else
+        std::memcpy(op, ip, lit);
     }
     ip += lit;
     op += lit;
@@ -85,7 +112,7 @@ long lz4_decode_strict(std::span<const uint8_t> in, std::span<uint8_t> out) {
     if (offset - 1 >= size_t(op - dst)) return -1;
     const uint8_t* match = op - offset;
     size_t length = token & 15;
-    if (short_lit && length < 15 && offset >= 8) {
+    if (length < 15 && offset >= 8 && (short_lit || oend - op >= kShortMatchRoom)) {
       // At most 18 bytes, in 8-byte moves each from bytes already written; what runs past the
       // match's end the next sequences overwrite.
       copy8(op, match);
@@ -119,6 +146,8 @@ long lz4_decode_strict(std::span<const uint8_t> in, std::span<uint8_t> out) {
           i += 8;
         } while (i < length);
       }
+    } else if (length + kWild <= room) {
+      copy_close(op, offset, length);
     } else if (offset >= length) {
       std::memcpy(op, match, length);
     } else {

@@ -11,12 +11,12 @@ DecoderPool::Lease DecoderPool::acquire() {
       return Lease(*this, std::move(d));
     }
   }
-  return Lease(*this, std::make_unique<compress::Decoder>(config_));
+  return Lease(*this, std::make_unique<Entry>(config_));
 }
 
-void DecoderPool::give_back(std::unique_ptr<compress::Decoder> decoder) {
+void DecoderPool::give_back(std::unique_ptr<Entry> entry) {
   std::lock_guard lock(mutex_);
-  idle_.push_back(std::move(decoder));
+  idle_.push_back(std::move(entry));
 }
 
 }  // namespace erofs::reader

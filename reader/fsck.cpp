@@ -31,8 +31,6 @@ constexpr size_t kQueuedPerWorker = 4;
 // own would cost a wake-up per file.
 constexpr size_t kBatchFiles = 64;
 constexpr uint64_t kBatchBytes = 1 << 20;
-// Plain data is read in steps of this size; compressed extents whole.
-constexpr size_t kReadStep = 1 << 20;
 
 struct Piece {
   uint64_t bytes = 0;  // checked before the error, holes included
@@ -219,29 +217,12 @@ void Checker::run_job(std::vector<uint8_t>& buf, const DataJob& job) {
   report(job, piece);
 }
 
-// Every index entry is followed as a reader at a random offset would (check_mapping), then every
-// extent is read once: compressed ones whole, decoded straight into `buf`.
+// Every index entry is followed as a reader at a random offset would, and every extent is read
+// once: compressed ones whole, decoded straight into `buf` (Image::check_data).
 Piece Checker::check_piece(std::vector<uint8_t>& buf, const Inode& ino, uint64_t from, uint64_t to) const {
   Piece piece;
   try {
-    img_.check_mapping(ino, from, to);
-    img_.extents_in(ino, from, to, [&](const Extent& ext) {
-      if (ext.kind == Extent::Kind::Hole) {
-        piece.bytes += ext.length;
-        return;
-      }
-      const bool whole = (ext.kind == Extent::Kind::Compressed || ext.kind == Extent::Kind::Fragment) &&
-                         ext.length <= format::kMaxExtentBytes;
-      const uint64_t step = whole ? ext.length : kReadStep;
-      if (buf.size() < step) buf.resize(size_t(step));
-      for (uint64_t off = ext.offset; off < ext.offset + ext.length;) {
-        const size_t want = size_t(std::min(step, ext.offset + ext.length - off));
-        const size_t n = img_.read(ino, off, std::span(buf).first(want));
-        if (n == 0) throw std::runtime_error(fmt::format("data ends at {} of {} bytes", off, ino.size));
-        off += n;
-        piece.bytes += n;
-      }
-    });
+    img_.check_data(ino, from, to, buf, piece.bytes);
   } catch (const std::bad_alloc&) {
     throw;
   } catch (const std::exception& e) {

@@ -177,7 +177,9 @@ PclusterCache::Bytes ImageImpl::decoded_extent(const Inode& ino, const MappedExt
 
 void ImageImpl::decode_into(const Inode& ino, const MappedExtent& ext, std::span<uint8_t> out,
                             compress::Decoder::Unchecked unchecked) const {
-  compress::UninitBytes raw(ext.plen);  // CompressedMap bounded plen by the 1 MiB pcluster limit; read in full
+  auto lease = decoders_->acquire();
+  compress::UninitBytes& raw = lease->input;
+  raw.resize(ext.plen);  // CompressedMap bounded plen by the 1 MiB pcluster limit; read in full
   if (ext.source == MappedExtent::Source::Device)
     read_device(ext.pa, raw);
   else
@@ -194,9 +196,8 @@ void ImageImpl::decode_into(const Inode& ino, const MappedExtent& ext, std::span
     in = in.subspan(size_t(first - in.begin()));
   }
   try {
-    auto decoder = decoders_->acquire();
     // Without 0PADDING the stream's end is unknown, so it may hold more than the extent.
-    decoder->decode(compress::Algorithm(ext.algorithm), in, out, ext.partial || !zero_padding, unchecked);
+    lease->decoder.decode(compress::Algorithm(ext.algorithm), in, out, ext.partial || !zero_padding, unchecked);
   } catch (const compress::DecodeError& e) {
     throw CorruptError(fmt::format("nid {}: extent at {} ({} bytes from byte {}): {}", ino.nid, ext.la, ext.plen,
                                    ext.pa, e.what()));

@@ -81,22 +81,87 @@ void ImageImpl::extents_in(const Inode& file, uint64_t from, uint64_t to,
   throw CorruptError(fmt::format("nid {}: unknown data layout", file.nid));
 }
 
+namespace {
+
+// Every block of extent `e` but its first, mapped on its own, must map to `e`.
+void check_blocks(const CompressedMap& map, const MappedExtent& e, uint64_t step, uint64_t nid) {
+  if (step == 0) return;  // nothing is mapped per offset
+  for (uint64_t off = (e.la / step + 1) * step; off < e.la + e.llen; off += step) {
+    const MappedExtent again = map.map(off);
+    if (!(again == e))
+      throw CorruptError(fmt::format("nid {}: byte {} maps to the extent at {} ({} bytes), not to the one at {} "
+                                     "({} bytes) that holds it",
+                                     nid, off, again.la, again.llen, e.la, e.llen));
+  }
+}
+
+// Stored data is read in steps of this size; decoded extents whole.
+constexpr size_t kReadStep = 1 << 20;
+
+}  // namespace
+
 void ImageImpl::check_mapping(const Inode& file, uint64_t from, uint64_t to) const {
   if (!file.is_reg() || !format::is_compressed(file.layout())) return;
+  to = std::min(to, file.size);
+  const CompressedMap map(*this, file);
+  for (uint64_t pos = from; pos < to;) {
+    const MappedExtent e = map.map(pos);
+    pos = e.la + e.llen;
+    if (e.la >= from) check_blocks(map, e, map.index_step(), file.nid);  // else the range before owns it
+  }
+}
+
+void ImageImpl::check_data(const Inode& file, uint64_t from, uint64_t to, std::vector<uint8_t>& buf,
+                           uint64_t& bytes) const {
+  if (!file.is_reg() || !format::is_compressed(file.layout())) {
+    extents_in(file, from, to, [&](const Extent& ext) { read_through(file, ext, buf, bytes); });
+    return;
+  }
+  // One map for the checks and the reads: mapping each extent again for each (check_mapping,
+  // extents_in, read) took a fifth of the CPU of checking the linux tree's 4 KiB pclusters.
   to = std::min(to, file.size);
   const CompressedMap map(*this, file);
   const uint64_t step = map.index_step();
   for (uint64_t pos = from; pos < to;) {
     const MappedExtent e = map.map(pos);
     pos = e.la + e.llen;
-    if (e.la < from || step == 0) continue;  // the range before owns it; or nothing per offset
-    for (uint64_t off = (e.la / step + 1) * step; off < e.la + e.llen; off += step) {
-      const MappedExtent again = map.map(off);
-      if (!(again == e))
-        throw CorruptError(fmt::format("nid {}: byte {} maps to the extent at {} ({} bytes), not to the one at {} "
-                                       "({} bytes) that holds it",
-                                       file.nid, off, again.la, again.llen, e.la, e.llen));
+    if (e.la < from) continue;
+    check_blocks(map, e, step, file.nid);
+    if (e.source == MappedExtent::Source::Hole) {
+      bytes += e.llen;
+    } else if (e.source == MappedExtent::Source::Fragment || e.llen > format::kMaxExtentBytes) {
+      const Extent whole = public_extent(e);
+      if (whole.kind == Extent::Kind::Fragment)
+        cut_fragment(whole, from, to, [&](const Extent& piece) { read_through(file, piece, buf, bytes); });
+      else
+        read_through(file, whole, buf, bytes);
+    } else {
+      if (buf.size() < e.llen) buf.resize(size_t(e.llen));
+      const std::span<uint8_t> out = std::span(buf).first(size_t(e.llen));
+      if (e.algorithm < 0)
+        read_stored(file, e, 0, out);
+      else
+        decode_into(file, e, out, compress::Decoder::Unchecked::Zero);
+      bytes += e.llen;
     }
+  }
+}
+
+void ImageImpl::read_through(const Inode& ino, const Extent& ext, std::vector<uint8_t>& buf, uint64_t& bytes) const {
+  if (ext.kind == Extent::Kind::Hole) {
+    bytes += ext.length;
+    return;
+  }
+  const bool whole = (ext.kind == Extent::Kind::Compressed || ext.kind == Extent::Kind::Fragment) &&
+                     ext.length <= format::kMaxExtentBytes;
+  const uint64_t step = whole ? ext.length : kReadStep;
+  if (buf.size() < step) buf.resize(size_t(step));
+  for (uint64_t off = ext.offset; off < ext.offset + ext.length;) {
+    const size_t want = size_t(std::min(step, ext.offset + ext.length - off));
+    const size_t n = read(ino, off, std::span(buf).first(want));
+    if (n == 0) throw CorruptError(fmt::format("data ends at {} of {} bytes", off, ino.size));
+    off += n;
+    bytes += n;
   }
 }
 

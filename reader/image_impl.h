@@ -46,6 +46,8 @@ class ImageImpl final : public Image {
   void extents_in(const Inode& file, uint64_t from, uint64_t to,
                   const std::function<void(const Extent&)>& fn) const override;
   void check_mapping(const Inode& file, uint64_t from, uint64_t to) const override;
+  void check_data(const Inode& file, uint64_t from, uint64_t to, std::vector<uint8_t>& buf,
+                  uint64_t& bytes) const override;
   Extent extent_at(const Inode& file, uint64_t offset) const override;
   // Calls fn for the pieces of a fragment extent that start in [from, to) (see extents_in).
   void cut_fragment(const Extent& fragment, uint64_t from, uint64_t to,
@@ -99,6 +101,9 @@ class ImageImpl final : public Image {
   void read_extent(const Inode& ino, const MappedExtent& ext, uint64_t skip, std::span<uint8_t> out) const;
   void read_stored(const Inode& ino, const MappedExtent& ext, uint64_t skip, std::span<uint8_t> out) const;
   void read_fragment(const Inode& ino, uint64_t offset, std::span<uint8_t> out) const;
+  // check_data's read of one extent through read(): whole into `buf` when it is decoded,
+  // else a megabyte at a time.
+  void read_through(const Inode& ino, const Extent& ext, std::vector<uint8_t>& buf, uint64_t& bytes) const;
   bool decode_direct(const Inode& ino, const MappedExtent& ext, uint64_t pos, uint64_t length) const;
   bool head_only(const Inode& ino, const MappedExtent& ext, uint64_t skip, uint64_t length) const;
   // Decodes the extent only as far as [skip, skip + out.size()) and copies those bytes out.
