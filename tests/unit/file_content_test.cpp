@@ -106,6 +106,16 @@ TEST(FileContent, RegionsOfASharedFileAndMemory) {
   EXPECT_EQ(read_all(opener, FileContent::in_memory(std::make_shared<const std::string>("bytes"), "m"), 5), "bytes");
 }
 
+// Every range of `r`, of every length, reads as that range of `whole`.
+void expect_every_range(const ContentReader& r, const std::string& whole) {
+  for (size_t off = 0; off < whole.size(); ++off)
+    for (size_t n = 0; off + n <= whole.size(); ++n) {
+      std::string got(n, '\0');
+      r.read(off, {reinterpret_cast<uint8_t*>(got.data()), n});
+      ASSERT_EQ(got, whole.substr(off, n)) << off << "+" << n;
+    }
+}
+
 // A concatenation reads its pieces one after the other, across their boundaries, and a piece
 // that is not as long as it was said to be fails the read with its own name.
 TEST(FileContent, ConcatenationReadsAcrossPieces) {
@@ -123,13 +133,7 @@ TEST(FileContent, ConcatenationReadsAcrossPieces) {
   const std::string whole = "mem0123456789ABCDE";
   ContentOpener opener;
   EXPECT_EQ(read_all(opener, all, whole.size()), whole);
-  const ContentReader r = opener.open(all, whole.size());
-  for (size_t off = 0; off < whole.size(); ++off)
-    for (size_t n = 0; off + n <= whole.size(); ++n) {
-      std::string got(n, '\0');
-      r.read(off, {reinterpret_cast<uint8_t*>(got.data()), n});
-      ASSERT_EQ(got, whole.substr(off, n)) << off << "+" << n;
-    }
+  expect_every_range(opener.open(all, whole.size()), whole);
   EXPECT_THROW(opener.open(all, whole.size() + 1), BuildError);
   const FileContent wrong = FileContent::concatenation({{FileContent::at_path(path), 11}}, "all");
   try {
@@ -153,13 +157,7 @@ TEST(FileContent, SlicesOfSourcesReadInTheirOrder) {
   const FileContent all = FileContent::concatenation(sources, {{0, 5, 3}, {1, 0, 10}, {0, 0, 2}, {0, 2, 0}}, "all");
   const std::string whole = "fgh0123456789ab";
   ContentOpener opener;
-  const ContentReader r = opener.open(all, whole.size());
-  for (size_t off = 0; off < whole.size(); ++off)
-    for (size_t n = 0; off + n <= whole.size(); ++n) {
-      std::string got(n, '\0');
-      r.read(off, {reinterpret_cast<uint8_t*>(got.data()), n});
-      ASSERT_EQ(got, whole.substr(off, n)) << off << "+" << n;
-    }
+  expect_every_range(opener.open(all, whole.size()), whole);
   EXPECT_THROW(FileContent::concatenation(sources, {{0, 6, 3}}, "all"), BuildError);
   EXPECT_THROW(FileContent::concatenation(sources, {{2, 0, 1}}, "all"), BuildError);
 }
