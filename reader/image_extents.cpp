@@ -104,10 +104,11 @@ void ImageImpl::check_mapping(const Inode& file, uint64_t from, uint64_t to) con
   if (!file.is_reg() || !format::is_compressed(file.layout())) return;
   to = std::min(to, file.size);
   const CompressedMap map(*this, file);
+  const uint64_t step = map.index_step();
   for (uint64_t pos = from; pos < to;) {
     const MappedExtent e = map.map(pos);
     pos = e.la + e.llen;
-    if (e.la >= from) check_blocks(map, e, map.index_step(), file.nid);  // else the range before owns it
+    if (e.la >= from) check_blocks(map, e, step, file.nid);  // else the range before owns it
   }
 }
 

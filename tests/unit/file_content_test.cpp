@@ -129,13 +129,13 @@ TEST(FileContent, ConcatenationReadsAcrossPieces) {
       {{FileContent::in_memory(std::make_shared<const std::string>("mem"), "m"), 3},
        {FileContent::at_path(path), 10},
        {FileContent::in_shared_file(fd, 2, "entry"), 5}},
-      "all");
+      {{0, 0, 3}, {1, 0, 10}, {2, 0, 5}}, "all");
   const std::string whole = "mem0123456789ABCDE";
   ContentOpener opener;
   EXPECT_EQ(read_all(opener, all, whole.size()), whole);
   expect_every_range(opener.open(all, whole.size()), whole);
   EXPECT_THROW(opener.open(all, whole.size() + 1), BuildError);
-  const FileContent wrong = FileContent::concatenation({{FileContent::at_path(path), 11}}, "all");
+  const FileContent wrong = FileContent::concatenation({{FileContent::at_path(path), 11}}, {{0, 0, 11}}, "all");
   try {
     read_all(opener, wrong, 11);
     ADD_FAILURE() << "a piece shorter than it was said to be was read";

@@ -90,7 +90,7 @@ TEST(ZSegment, InlineTailsAreCompressedWhenThatMakesThemSmaller) {
   ZSegment t = compress_segment(enc, small, 0, last_segment(TailMode::Inline));
   EXPECT_EQ(enc.calls, 1);
   ASSERT_TRUE(t.has_tail);
-  EXPECT_FALSE(t.tail.plain);
+  EXPECT_FALSE(t.tail.plain());
   EXPECT_LT(t.tail.compressed.size(), small.size());
   EXPECT_EQ(t.tail.raw, small);
   EXPECT_TRUE(t.blocks.empty());
@@ -98,14 +98,14 @@ TEST(ZSegment, InlineTailsAreCompressedWhenThatMakesThemSmaller) {
   const auto random = noise(3000);
   ZSegment r = compress_segment(enc, random, 0, last_segment(TailMode::Inline));
   ASSERT_TRUE(r.has_tail);
-  EXPECT_TRUE(r.tail.plain);
+  EXPECT_TRUE(r.tail.plain());
   EXPECT_EQ(r.tail.raw, random);
   EXPECT_TRUE(r.tail.compressed.empty());
 
   // Over a block, a tail that compresses below one block is kept compressed.
   ZSegment c = compress_segment(enc, std::vector<uint8_t>(6000, 'a'), 0, last_segment(TailMode::Inline));
   ASSERT_TRUE(c.has_tail);
-  EXPECT_FALSE(c.tail.plain);
+  EXPECT_FALSE(c.tail.plain());
   EXPECT_EQ(c.tail.length, 6000u);
 }
 

@@ -46,7 +46,6 @@ ZSegment compress_segment(compress::Encoder& enc, SegmentInput& data, uint64_t l
     seg.has_tail = true;
     seg.tail.lstart = lstart + pos;
     seg.tail.length = raw.size();
-    seg.tail.plain = stream.empty();
     seg.tail.raw.assign(raw.begin(), raw.end());
     seg.tail.compressed.assign(stream.begin(), stream.end());
     seg.extents.push_back({lstart + pos, raw.size(), 0, 1, stream.empty(), false, false});

@@ -38,12 +38,12 @@ struct ZSegmentOptions {
 // The last piece of a file, kept apart to be stored inline or as a fragment.
 struct ZTailPiece {
   uint64_t lstart = 0, length = 0;
-  bool plain = false;                 // stored as it is: `compressed` is empty
-  std::vector<uint8_t> raw;           // the raw bytes (fragments store these)
-  std::vector<uint8_t> compressed;    // the compressed stream, unless plain
+  std::vector<uint8_t> raw;         // the raw bytes (fragments store these)
+  std::vector<uint8_t> compressed;  // the compressed stream; empty when the tail is stored as it is
+  bool plain() const { return compressed.empty(); }
   // What an inline tail stores. A plain tail's bytes are held once: tails of small files are
   // whole files, many in flight at a time.
-  std::span<const uint8_t> stored() const { return plain ? raw : compressed; }
+  std::span<const uint8_t> stored() const { return plain() ? raw : compressed; }
 };
 
 struct ZDigest {

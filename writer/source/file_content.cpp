@@ -62,12 +62,6 @@ struct ContentPieces {
   uint64_t size = 0;             // the concatenation's length
 };
 
-FileContent FileContent::concatenation(std::vector<ContentPiece> pieces, std::string name) {
-  std::vector<ContentSlice> slices;
-  for (size_t i = 0; i < pieces.size(); ++i) slices.push_back({uint32_t(i), 0, pieces[i].size});
-  return concatenation(std::move(pieces), std::move(slices), std::move(name));
-}
-
 FileContent FileContent::concatenation(std::vector<ContentPiece> sources, std::vector<ContentSlice> slices,
                                        std::string name) {
   auto all = std::make_shared<ContentPieces>();

@@ -52,11 +52,10 @@ class FileContent {
   // it are holes of the file. `name` names the file in messages.
   static FileContent in_shared_file(int fd, uint64_t offset, std::string name);
   static FileContent in_memory(std::shared_ptr<const std::string> bytes, std::string name);
-  // The pieces one after the other: the packed inode's content, whose large whole-file fragments
-  // are read where they are rather than copied beside the image.
-  static FileContent concatenation(std::vector<ContentPiece> pieces, std::string name);
-  // The slices one after the other, each a range of one of `sources`: tens of thousands of
-  // fragments in one spill file cost a slice each (24 bytes), not a FileContent each.
+  // The slices one after the other, each a range of one of `sources`: the packed inode's content,
+  // whose large whole-file fragments are read where they are rather than copied beside the
+  // image, and whose tens of thousands of small ones in one spill file cost a slice each (24
+  // bytes), not a FileContent each.
   static FileContent concatenation(std::vector<ContentPiece> sources, std::vector<ContentSlice> slices,
                                    std::string name);
 
@@ -75,6 +74,7 @@ class FileContent {
   std::shared_ptr<const ContentPieces> pieces_;
 };
 
+// A source of a concatenation: a file and its length.
 struct ContentPiece {
   FileContent content;
   uint64_t size = 0;
