@@ -178,6 +178,9 @@ class Image {
   virtual void read_raw(uint64_t offset, std::span<uint8_t> buf) const = 0;
   // pread calls on the image file so far, by every thread: what the caches save shows here.
   virtual uint64_t image_reads() const = 0;
+  // Read-ahead hints given so far: a read that needs several pclusters from the device asks for
+  // them all before it waits for the first.
+  virtual uint64_t image_hints() const = 0;
 };
 
 }  // namespace erofs::reader

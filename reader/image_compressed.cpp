@@ -26,6 +26,27 @@ bool ImageImpl::decode_direct(const Inode& ino, const MappedExtent& ext, uint64_
   return is_decoded(ext) && pos == ext.la && length == ext.llen && !cache_->has(extent_key(ino, ext));
 }
 
+// A read that needs two or more pclusters from the device asks for all of them before it waits
+// for the first: their reads overlap instead of following each other (a random 4 KiB read often
+// ends in the next extent, and each cold pcluster costs a disk round trip).
+void ImageImpl::ask_ahead(const Inode& ino, std::span<const MappedExtent> extents) const {
+  struct Run {
+    uint64_t from, to;
+  };
+  std::vector<Run> runs;
+  size_t cold = 0;
+  for (const MappedExtent& ext : extents) {
+    if (ext.source != MappedExtent::Source::Device || (is_decoded(ext) && cache_->has(extent_key(ino, ext)))) continue;
+    ++cold;
+    if (!runs.empty() && ext.pa >= runs.back().from && ext.pa <= runs.back().to)
+      runs.back().to = std::max(runs.back().to, ext.pa + ext.plen);
+    else
+      runs.push_back({ext.pa, ext.pa + ext.plen});
+  }
+  if (cold < 2) return;
+  for (const Run& r : runs) file_.will_need(r.from, r.to - r.from);
+}
+
 size_t ImageImpl::read_compressed(const Inode& ino, uint64_t offset, std::span<uint8_t> buf) const {
   const CompressedMap map(*this, ino);
   size_t done = 0;
@@ -59,8 +80,10 @@ std::vector<SharedBytes> ImageImpl::read_shared(const Inode& ino, uint64_t offse
   // Whole extents go into one buffer for this read (see decode_direct).
   std::shared_ptr<compress::UninitBytes> direct;
   const CompressedMap map(*this, ino);
-  for (uint64_t pos = offset; pos < end;) {
-    const MappedExtent ext = map.map(pos);
+  std::vector<MappedExtent> extents;
+  for (uint64_t pos = offset; pos < end; pos = extents.back().la + extents.back().llen) extents.push_back(map.map(pos));
+  ask_ahead(ino, extents);
+  for (uint64_t pos = offset; const MappedExtent& ext : extents) {
     const size_t n = size_t(std::min<uint64_t>(end - pos, ext.la + ext.llen - pos));
     if (decode_direct(ino, ext, pos, n)) {
       if (!direct) direct = std::make_shared<compress::UninitBytes>(size_t(end - offset));

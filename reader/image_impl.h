@@ -59,6 +59,7 @@ class ImageImpl final : public Image {
   std::vector<Xattr> xattrs(const Inode& inode) const override;
   void read_raw(uint64_t offset, std::span<uint8_t> buf) const override { file_.read(offset, buf); }
   uint64_t image_reads() const override { return file_.reads(); }
+  uint64_t image_hints() const override { return file_.hints(); }
 
   // Inode metadata (inodes, xattr ibodies, index and chunk tables, inline data) lives either on the
   // device or, for nids with bit 63 set, in the decompressed data of the metabox inode.
@@ -105,6 +106,7 @@ class ImageImpl final : public Image {
   // else a megabyte at a time.
   void read_through(const Inode& ino, const Extent& ext, std::vector<uint8_t>& buf, uint64_t& bytes) const;
   bool decode_direct(const Inode& ino, const MappedExtent& ext, uint64_t pos, uint64_t length) const;
+  void ask_ahead(const Inode& ino, std::span<const MappedExtent> extents) const;
   bool head_only(const Inode& ino, const MappedExtent& ext, uint64_t skip, uint64_t length) const;
   // Decodes the extent only as far as [skip, skip + out.size()) and copies those bytes out.
   void read_extent_head(const Inode& ino, const MappedExtent& ext, uint64_t skip, std::span<uint8_t> out) const;

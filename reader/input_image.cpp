@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -48,6 +49,12 @@ void InputImage::read(uint64_t offset, std::span<uint8_t> buf) const {
     if (n == 0) throw IoError(fmt::format("{}: image shrank while reading at offset {}", path_, offset + done), EIO);
     done += size_t(n);
   }
+}
+
+void InputImage::will_need(uint64_t offset, uint64_t length) const {
+  if (offset >= size_ || !length) return;
+  hints_.fetch_add(1, std::memory_order_relaxed);
+  ::posix_fadvise(fd_, off_t(offset), off_t(std::min(length, size_ - offset)), POSIX_FADV_WILLNEED);
 }
 
 }  // namespace erofs::reader

@@ -23,14 +23,20 @@ class InputImage {
   // The one raw accessor: reads exactly buf.size() bytes at `offset`. A range outside the file is
   // a CorruptError (the image pointed there); a failing or short pread is an IoError.
   void read(uint64_t offset, std::span<uint8_t> buf) const;
+  // Starts reading [offset, offset + length) into the page cache without waiting for it: reads
+  // that follow find their bytes arrived or on the way. Only a hint; nothing fails.
+  void will_need(uint64_t offset, uint64_t length) const;
   // pread calls so far, by every thread (for tests and profiles: what the caches save).
   uint64_t reads() const { return reads_.load(std::memory_order_relaxed); }
+  // will_need calls so far (for tests).
+  uint64_t hints() const { return hints_.load(std::memory_order_relaxed); }
 
  private:
   std::string path_;
   int fd_ = -1;
   uint64_t size_ = 0;
   mutable std::atomic<uint64_t> reads_{0};
+  mutable std::atomic<uint64_t> hints_{0};
 };
 
 }  // namespace erofs::reader

@@ -1,5 +1,6 @@
 // Image::read_shared: the same bytes as read(), in pieces that point into the pcluster cache.
 #include <algorithm>
+#include <optional>
 
 #include <gtest/gtest.h>
 
@@ -74,6 +75,36 @@ TEST(SharedRead, DecodedExtentsAreSharedWithTheCacheNotCopied) {
   EXPECT_EQ(first[0].owner, again[0].owner);
   EXPECT_EQ(first[0].bytes.data() + 50, again[0].bytes.data());
   EXPECT_TRUE(std::equal(random[0].bytes.begin(), random[0].bytes.end(), again[0].bytes.begin()));
+}
+
+TEST(SharedRead, AReadOfTwoColdPclustersAsksForBothBeforeWaiting) {
+  const std::string path = compat_path("images/lz4.img");
+  const auto image = reader::Image::open(path);
+  // A file whose first two extents are pclusters on the device.
+  std::optional<reader::Inode> file;
+  uint64_t boundary = 0;
+  for (const auto& [name, entry] : walk_image(*image)) {
+    if (!entry.inode.is_reg() || entry.inode.size < 8192) continue;
+    const reader::Extent first = image->extent_at(entry.inode, 0);
+    boundary = first.offset + first.length;
+    if (first.kind == reader::Extent::Kind::Compressed && boundary + 100 < entry.inode.size &&
+        image->extent_at(entry.inode, boundary).kind == reader::Extent::Kind::Compressed) {
+      file = entry.inode;
+      break;
+    }
+  }
+  ASSERT_TRUE(file);
+  const auto fresh = reader::Image::open(path);
+  // Inside one extent: one pcluster, nothing to overlap.
+  fresh->read_shared(*file, 10, 100);
+  EXPECT_EQ(fresh->image_hints(), 0u);
+  // Across the boundary, neither decoded: one hint (the pclusters lie side by side).
+  fresh->read_shared(*file, boundary - 100, 200);
+  EXPECT_EQ(fresh->image_hints(), 1u);
+  // Again: the second extent is in the cache now (the first was decoded only in part), so one
+  // pcluster is read and nothing is asked for.
+  fresh->read_shared(*file, boundary - 100, 200);
+  EXPECT_EQ(fresh->image_hints(), 1u);
 }
 
 }  // namespace
