@@ -71,8 +71,9 @@ CompressedMap::CompressedMap(const ImageImpl& image, const Inode& inode) : image
     has_fragment_ = header_.advise & kAdviseFragmentPcluster;
     const uint64_t records = record_size_ <= 8 ? lcluster_count : extent_count_;
     const uint64_t bytes = checked::add(record_size_ == 4 ? 8 : 0, checked::mul(records, record_size_));
-    if (checked::add(checked::round_up(header_pos_ + kMapHeaderSize, record_size_), bytes) > stream)
-      corrupt(fmt::format("{} extent records run past the image", records));
+    const uint64_t start = checked::round_up(header_pos_ + kMapHeaderSize, record_size_);
+    if (checked::add(start, bytes) > stream) corrupt(fmt::format("{} extent records run past the image", records));
+    image.ask_for_index(inode, start, bytes);
     return;
   }
 
@@ -100,6 +101,7 @@ CompressedMap::CompressedMap(const ImageImpl& image, const Inode& inode) : image
     index_bytes = checked::add(kMapHeaderSize, compact_.bytes());
   }
   if (checked::add(header_pos_, index_bytes) > stream) corrupt(fmt::format("{} lcluster indexes run past the image", lclusters_));
+  image.ask_for_index(inode, header_pos_, index_bytes);
 
   if (header_.advise & kAdviseFragmentPcluster) {
     has_fragment_ = true;

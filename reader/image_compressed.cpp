@@ -47,6 +47,18 @@ void ImageImpl::ask_ahead(const Inode& ino, std::span<const MappedExtent> extent
   for (const Run& r : runs) file_.will_need(r.from, r.to - r.from);
 }
 
+void ImageImpl::ask_for_index(const Inode& ino, uint64_t pos, uint64_t bytes) const {
+  constexpr uint64_t kMostAsked = 16 << 20;  // the index of a file of tens of GB in 4 KiB lclusters
+  constexpr size_t kNidsKept = 4096;
+  if (ino.in_metabox() || bytes <= (1u << kMetaUnitBits) || bytes > kMostAsked) return;
+  {
+    std::lock_guard l(indexes_asked_mutex_);
+    if (indexes_asked_.size() >= kNidsKept) indexes_asked_.clear();
+    if (!indexes_asked_.insert(ino.nid).second) return;
+  }
+  file_.will_need(pos, bytes);
+}
+
 size_t ImageImpl::read_compressed(const Inode& ino, uint64_t offset, std::span<uint8_t> buf) const {
   const CompressedMap map(*this, ino);
   size_t done = 0;

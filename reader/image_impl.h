@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "format/devices.h"
@@ -72,6 +73,9 @@ class ImageImpl final : public Image {
   // Cache unit `index` (kMetaUnitBits) of a metadata stream; the caller checked that it lies
   // inside the stream.
   MetaCache::Block meta_unit(bool metabox, uint64_t index) const;
+  // The first time a file's index is mapped, asks for all of it when it spans several metadata
+  // blocks, so that random reads of a large file do not each wait for an index block of their own.
+  void ask_for_index(const Inode& ino, uint64_t pos, uint64_t bytes) const;
 
   // File data on the device at a byte address. Addresses inside an extra device's range of the
   // unified address space are refused as unsupported.
@@ -138,6 +142,8 @@ class ImageImpl final : public Image {
   std::optional<Inode> packed_;
   std::unique_ptr<PclusterCache> cache_;
   std::unique_ptr<MetaCache> meta_;
+  mutable std::mutex indexes_asked_mutex_;
+  mutable std::unordered_set<uint64_t> indexes_asked_;  // nids (ask_for_index), forgotten past a bound
   std::unique_ptr<DecoderPool> decoders_;
 
   // Loaded on first use: reading them may need the packed or metabox inode's compressed data.

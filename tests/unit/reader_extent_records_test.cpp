@@ -136,6 +136,19 @@ TEST(ExtentRecords4B, ReadingBlockByBlockReadsEachRecordABoundedNumberOfTimes) {
   EXPECT_GE(n, kLclusters);
 }
 
+// The records span nine metadata blocks: the first mapping asks for all of them at once (random
+// readers of a large file would otherwise wait for a block of records each), and only the first.
+TEST(ExtentRecords4B, TheFirstMappingAsksForEveryRecordOnce) {
+  const auto image = build_image();
+  const auto ino = image->inode(kSpareNid);
+  EXPECT_EQ(image->image_hints(), 0u);
+  image->extent_at(ino, 5000 * kBlock);
+  EXPECT_EQ(image->image_hints(), 1u);
+  std::vector<uint8_t> block(kBlock);
+  for (uint64_t i : {7u, 3000u, 8000u}) ASSERT_EQ(image->read(ino, i * kBlock, block), block.size());
+  EXPECT_EQ(image->image_hints(), 1u);
+}
+
 // Threads reading one file at once build and use the kept sums together (also run under
 // ThreadSanitizer by scripts/test).
 TEST(ExtentRecords4B, ConcurrentReadersShareTheSums) {
