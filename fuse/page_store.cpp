@@ -10,6 +10,11 @@ namespace {
 constexpr size_t kMaxQueued = 64;
 constexpr size_t kMaxRemembered = 1 << 16;
 constexpr uint64_t kPage = 4096;
+// Random reads of a 64 KiB-pcluster image of the 10^9-byte file, 9 MiB in all, ended a second
+// time inside 568 extents (289 MB stored, read again hardly at all: the daemon spent 0.52-0.72 s
+// of CPU); a fourth time inside few enough that it spent 0.36-0.46 s, while a reader of every
+// block in random order reads as fast as before.
+constexpr uint8_t kTouchesBeforeStore = 4;
 
 }  // namespace
 
@@ -35,14 +40,15 @@ void PageStore::after_read(fuse_ino_t ino, const reader::Inode& inode, uint64_t 
   // A read that reaches the extent's end is sequential, or took the rest itself: the pages before
   // it came with the reads before it.
   if (offset + length >= e.offset + e.length) return;
-  // Stored on the second read that ends inside it: a reader that comes back to an extent is
-  // likely to read the rest (a random reader of the whole file), one that touches it once (a few
-  // random reads in a large file) would make the store's decode and copy wasted work.
+  // Stored on the fourth read that ends inside it: a reader that keeps coming back to an extent
+  // is likely to read the rest (a random reader of the whole file), one that touches it once or
+  // twice (a few random reads in a large file) would make the store's decode and copy wasted work.
   const uint64_t key = std::hash<uint64_t>()(inode.nid * 0x9E3779B97F4A7C15ull ^ e.offset);
   {
     std::lock_guard l(touched_mutex_);
     if (touched_.size() > kMaxRemembered) touched_.clear();
-    if (touched_.insert(key).second) return;
+    if (++touched_[key] < kTouchesBeforeStore) return;
+    touched_.erase(key);
   }
   jobs_.push({ino, inode, e});  // dropped while the thread is behind
 }

@@ -1,8 +1,8 @@
 // After a read of part of a compressed extent, puts the rest of the decoded extent into the
 // kernel's page cache (fuse_lowlevel_notify_store), as the kernel's own erofs does: the pcluster is
 // decoded once, and further reads inside that extent never reach the daemon. Random reads of big
-// pclusters gain the most. Only an extent that a second read ends inside is stored: one touched
-// once (a few random reads in a large file) would make the store wasted work. Runs on its own
+// pclusters gain the most. Only an extent that a fourth read ends inside is stored: one touched
+// once or twice (a few random reads in a large file) would make the store wasted work. Runs on its own
 // thread, because storing waits for page locks that reads still in flight may hold.
 #pragma once
 
@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "util/work_queue.h"
@@ -42,7 +43,7 @@ class PageStore {
   fuse_session* session_;
   util::WorkQueue<Job> jobs_;
   std::mutex touched_mutex_;
-  std::unordered_set<uint64_t> touched_;  // extents a read ended inside, by (nid, extent start) hash
+  std::unordered_map<uint64_t, uint8_t> touched_;  // reads that ended inside an extent, by (nid, extent start) hash
   std::unordered_set<uint64_t> stored_;   // extents stored lately (the storing thread's)
   std::thread thread_;
 };
