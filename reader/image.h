@@ -179,7 +179,7 @@ class Image {
   // pread calls on the image file so far, by every thread: what the caches save shows here.
   virtual uint64_t image_reads() const = 0;
   // Read-ahead hints given so far: a read that needs several pclusters from the device asks for
-  // them all before it waits for the first.
+  // them all before it waits for the first, and the first mapping of a large file for its index.
   virtual uint64_t image_hints() const = 0;
 };
 

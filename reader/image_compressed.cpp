@@ -30,21 +30,23 @@ bool ImageImpl::decode_direct(const Inode& ino, const MappedExtent& ext, uint64_
 // for the first: their reads overlap instead of following each other (a random 4 KiB read often
 // ends in the next extent, and each cold pcluster costs a disk round trip).
 void ImageImpl::ask_ahead(const Inode& ino, std::span<const MappedExtent> extents) const {
-  struct Run {
-    uint64_t from, to;
+  auto cold = [&](const MappedExtent& ext) {
+    return ext.source == MappedExtent::Source::Device && !(is_decoded(ext) && cache_->has(extent_key(ino, ext)));
   };
-  std::vector<Run> runs;
-  size_t cold = 0;
+  if (std::count_if(extents.begin(), extents.end(), cold) < 2) return;
+  // One hint per run of pclusters that follow each other on the device.
+  uint64_t from = 0, to = 0;
   for (const MappedExtent& ext : extents) {
-    if (ext.source != MappedExtent::Source::Device || (is_decoded(ext) && cache_->has(extent_key(ino, ext)))) continue;
-    ++cold;
-    if (!runs.empty() && ext.pa >= runs.back().from && ext.pa <= runs.back().to)
-      runs.back().to = std::max(runs.back().to, ext.pa + ext.plen);
-    else
-      runs.push_back({ext.pa, ext.pa + ext.plen});
+    if (!cold(ext)) continue;
+    if (to > from && ext.pa >= from && ext.pa <= to) {
+      to = std::max(to, ext.pa + ext.plen);
+      continue;
+    }
+    if (to > from) file_.will_need(from, to - from);
+    from = ext.pa;
+    to = ext.pa + ext.plen;
   }
-  if (cold < 2) return;
-  for (const Run& r : runs) file_.will_need(r.from, r.to - r.from);
+  if (to > from) file_.will_need(from, to - from);
 }
 
 void ImageImpl::ask_for_index(const Inode& ino, uint64_t pos, uint64_t bytes) const {
