@@ -63,18 +63,40 @@ void ImageImpl::ask_for_index(const Inode& ino, uint64_t pos, uint64_t bytes) co
 
 size_t ImageImpl::read_compressed(const Inode& ino, uint64_t offset, std::span<uint8_t> buf) const {
   const CompressedMap map(*this, ino);
+  // Whole extents of consecutive pclusters are read together, then decoded in order; those
+  // gathered are decoded before an error of a later extent is thrown, as one by one.
+  PclusterRun run(*this, ino);
+  std::vector<std::span<uint8_t>> outs;  // where each extent of the run goes
+  auto flush = [&] {
+    for (size_t i = 0; i < outs.size(); ++i) run.decode(i, outs[i], compress::Decoder::Unchecked::Zero);
+    run.clear();
+    outs.clear();
+  };
   size_t done = 0;
   while (done < buf.size()) {
     const uint64_t pos = offset + done;
-    const MappedExtent ext = map.map(pos);  // holds pos, and lies inside the file
+    MappedExtent ext;
+    try {
+      ext = map.map(pos);  // holds pos, and lies inside the file
+    } catch (...) {
+      flush();
+      throw;
+    }
     const size_t n = size_t(std::min<uint64_t>(buf.size() - done, ext.la + ext.llen - pos));
-    if (decode_direct(ino, ext, pos, n)) {
+    const bool direct = decode_direct(ino, ext, pos, n);
+    if (direct && !run.joins(ext)) flush();
+    if (direct && run.joins(ext)) {
+      run.add(ext);
+      outs.push_back(buf.subspan(done, n));
+    } else if (direct) {
       decode_into(ino, ext, buf.subspan(done, n), compress::Decoder::Unchecked::Zero);
     } else {
+      flush();
       read_extent(ino, ext, pos - ext.la, buf.subspan(done, n));
     }
     done += n;
   }
+  flush();
   return done;
 }
 
@@ -221,7 +243,13 @@ void ImageImpl::decode_into(const Inode& ino, const MappedExtent& ext, std::span
     read_device(ext.pa, raw);
   else
     read_meta(ino.in_metabox(), ext.pa, raw);
-  std::span<const uint8_t> in(raw);
+  decode_stream(ino, ext, raw, out, unchecked, lease->decoder);
+}
+
+void ImageImpl::decode_stream(const Inode& ino, const MappedExtent& ext, std::span<const uint8_t> raw,
+                              std::span<uint8_t> out, compress::Decoder::Unchecked unchecked,
+                              compress::Decoder& decoder) const {
+  std::span<const uint8_t> in = raw;
   const bool zero_padding = sb_.has_incompat(format::kIncompatZeroPadding);
   if (zero_padding) {
     // The stream is right-aligned after zero padding; like the kernel, look for its first byte
@@ -234,11 +262,46 @@ void ImageImpl::decode_into(const Inode& ino, const MappedExtent& ext, std::span
   }
   try {
     // Without 0PADDING the stream's end is unknown, so it may hold more than the extent.
-    lease->decoder.decode(compress::Algorithm(ext.algorithm), in, out, ext.partial || !zero_padding, unchecked);
+    decoder.decode(compress::Algorithm(ext.algorithm), in, out, ext.partial || !zero_padding, unchecked);
   } catch (const compress::DecodeError& e) {
     throw CorruptError(fmt::format("nid {}: extent at {} ({} bytes from byte {}): {}", ino.nid, ext.la, ext.plen,
                                    ext.pa, e.what()));
   }
+}
+
+namespace {
+
+// What one read of a run may cover: the pclusters stay in the cache while they are decoded.
+constexpr uint64_t kRunBytes = 256 << 10;
+
+}  // namespace
+
+bool ImageImpl::PclusterRun::joins(const MappedExtent& ext) const {
+  if (ext.source != MappedExtent::Source::Device || ext.algorithm < 0 || ext.llen > format::kMaxExtentBytes)
+    return false;
+  const uint64_t size = image_.file_.size();
+  if (ext.pa > size || ext.plen > size - ext.pa) return false;
+  // Extra devices' addresses are refused when read; one read of several pclusters could refuse
+  // an earlier one's bytes with a later one's error.
+  if (std::any_of(image_.devices_.begin(), image_.devices_.end(), [](const auto& d) { return d.uniaddr != 0; }))
+    return false;
+  if (extents_.empty()) return true;
+  const MappedExtent &first = extents_.front(), &last = extents_.back();
+  return ext.pa == last.pa + last.plen && ext.pa + ext.plen - first.pa <= kRunBytes;
+}
+
+void ImageImpl::PclusterRun::decode(size_t i, std::span<uint8_t> out, compress::Decoder::Unchecked unchecked) {
+  if (!lease_) lease_.reset(new DecoderPool::Lease(image_.decoders_->acquire()));
+  compress::UninitBytes& raw = (*lease_)->input;
+  const MappedExtent &first = extents_.front(), &ext = extents_[i];
+  if (!read_) {
+    const MappedExtent& last = extents_.back();
+    raw.resize(size_t(last.pa + last.plen - first.pa));
+    image_.read_device(first.pa, raw);
+    read_ = true;
+  }
+  image_.decode_stream(ino_, ext, std::span<const uint8_t>(raw).subspan(size_t(ext.pa - first.pa), ext.plen), out,
+                       unchecked, (*lease_)->decoder);
 }
 
 }  // namespace erofs::reader

@@ -123,10 +123,34 @@ void ImageImpl::check_data(const Inode& file, uint64_t from, uint64_t to, std::v
   to = std::min(to, file.size);
   const CompressedMap map(*this, file);
   const uint64_t step = map.index_step();
+  // Consecutive pclusters are read together, then checked and decoded in order: the problem
+  // found first is the one a walk extent by extent finds first.
+  PclusterRun run(*this, file);
+  auto flush = [&] {
+    for (size_t i = 0; i < run.extents().size(); ++i) {
+      const MappedExtent& e = run.extents()[i];
+      check_blocks(map, e, step, file.nid);
+      if (buf.size() < e.llen) buf.resize(size_t(e.llen));
+      run.decode(i, std::span(buf).first(size_t(e.llen)), compress::Decoder::Unchecked::Zero);
+      bytes += e.llen;
+    }
+    run.clear();
+  };
   for (uint64_t pos = from; pos < to;) {
-    const MappedExtent e = map.map(pos);
+    MappedExtent e;
+    try {
+      e = map.map(pos);
+    } catch (...) {
+      flush();
+      throw;
+    }
     pos = e.la + e.llen;
     if (e.la < from) continue;
+    if (!run.joins(e)) flush();
+    if (run.joins(e)) {
+      run.add(e);
+      continue;
+    }
     check_blocks(map, e, step, file.nid);
     if (e.source == MappedExtent::Source::Hole) {
       bytes += e.llen;
@@ -146,6 +170,7 @@ void ImageImpl::check_data(const Inode& file, uint64_t from, uint64_t to, std::v
       bytes += e.llen;
     }
   }
+  flush();
 }
 
 void ImageImpl::read_through(const Inode& ino, const Extent& ext, std::vector<uint8_t>& buf, uint64_t& bytes) const {
