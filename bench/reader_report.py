@@ -89,7 +89,8 @@ def write(a, rows, load_start, load_end):
          f"squashfuse {ver('squashfuse')}, fuse3 {ver('fuse3')}, liblz4 {ver('liblz4-1')}; erofs-utils 1.9.3 from "
          f"{a.peers}. Load average at start {load_start[0]:.2f}, at end {load_end[0]:.2f}.", "",
          f"Measured erofs-kit: commit {a.commit['text']}.", "",
-         f"Median of {runs} runs with (min–max); caches dropped before every run. Images built by the measured "
+         f"Median of {runs} runs with (min–max); caches dropped before every run, then {a.settle:g} s of rest "
+         "(freed memory goes back to the host of this VM a moment later). Images built by the measured "
          "erofs with lz4hc level 9, squashfs with `mksquashfs -comp lz4 -Xhc` at the paired block size. "
          f"Extractions written below {a.extract_to}. CPU is user + system time of every thread; for FUSE "
          "the daemon's (`daemon CPU`) and the reading commands' (`client CPU`) apart, the kernel's own "
