@@ -365,7 +365,8 @@ FsckReport fsck_image(const std::string& path, const FsckOptions& options) {
   try {
     // Sized for a check's walk: metadata is read in order, decoded extents are wanted again only
     // for fragments, which neighbouring files share.
-    img = Image::open(path, {.pcluster_cache_bytes = 16ull << 20, .metadata_cache_bytes = 16ull << 20});
+    img = Image::open(path,
+                      {.pcluster_cache_bytes = 16ull << 20, .metadata_cache_bytes = 16ull << 20, .whole_extents = true});
   } catch (const CorruptError& e) {
     report.problems.push_back(e.what());
     return report;

@@ -205,7 +205,7 @@ void ImageImpl::read_fragment(const Inode& ino, uint64_t offset, std::span<uint8
 bool ImageImpl::head_only(const Inode& ino, const MappedExtent& ext, uint64_t skip, uint64_t length) const {
   // Up to the extent's end, the head is the whole extent: decoded into the cache, the reader of
   // the part before (a request handled at the same time) finds it there.
-  return skip > 0 && skip + length < ext.llen && !cache_->has(extent_key(ino, ext));
+  return !whole_extents_ && skip > 0 && skip + length < ext.llen && !cache_->has(extent_key(ino, ext));
 }
 
 void ImageImpl::read_extent_head(const Inode& ino, const MappedExtent& ext, uint64_t skip, std::span<uint8_t> out) const {

@@ -175,6 +175,7 @@ class ImageImpl final : public Image {
   mutable std::mutex indexes_asked_mutex_;
   mutable std::unordered_set<uint64_t> indexes_asked_;  // nids (ask_for_index), forgotten past a bound
   std::unique_ptr<DecoderPool> decoders_;
+  bool whole_extents_ = false;  // OpenOptions::whole_extents
 
   // Loaded on first use: reading them may need the packed or metabox inode's compressed data.
   mutable std::mutex prefixes_mutex_;

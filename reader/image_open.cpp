@@ -40,6 +40,7 @@ ImageImpl::ImageImpl(const std::string& path, const OpenOptions& options)
     config.deflate_window_bits = compr_cfgs_.deflate_window_bits;
   if (available_algs_ & (1u << unsigned(compress::Algorithm::Zstd))) config.zstd_window_log = compr_cfgs_.zstd_window_log;
   config.check_lz4_offsets = options.check_lz4_offsets;
+  whole_extents_ = options.whole_extents;
   decoders_ = std::make_unique<DecoderPool>(config);
   load_special_inodes();
 }

@@ -60,7 +60,7 @@ int run_extract(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   // Extraction decodes whole extents straight into its buffers: the cache holds only what
   // neighbouring files share (fragments), and a small one keeps the memory bounded.
-  auto img = open_image(c.image, 16ull << 20);
+  auto img = open_image(c.image, 16ull << 20, true);
   o.owners = !no_owners;
   o.xattrs = !no_xattrs;
   o.warn = [&](const std::string& m) { fmt::print(stderr, "erofs extract: warning: {}\n", m); };
