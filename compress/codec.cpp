@@ -203,4 +203,13 @@ void Decoder::decode(Algorithm alg, std::span<const uint8_t> in, std::span<uint8
   d->decode(in, out, partial);
 }
 
+void Decoder::verify(Algorithm alg, std::span<const uint8_t> in, std::span<uint8_t> scratch, bool partial) {
+  // The walk accepts only streams the checked decode accepts with the same output size, which
+  // the unchecked one accepts too; decode() judges the rest, and streams past the limits.
+  if (alg == Algorithm::Lz4 && !partial && in.size() <= kMaxPclusterBytes && scratch.size() <= kMaxDecodedBytes &&
+      detail::lz4_walk_strict(in, scratch.size()))
+    return;
+  decode(alg, in, scratch, partial, Unchecked::Zero);
+}
+
 }  // namespace erofs::compress

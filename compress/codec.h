@@ -108,6 +108,11 @@ class Decoder {
   // Otherwise the stream must produce exactly out.size() bytes. Throws DecodeError.
   void decode(Algorithm alg, std::span<const uint8_t> in, std::span<uint8_t> out, bool partial,
               Unchecked unchecked = Unchecked::Walk);
+  // Judges `in` as decode() would, with the same errors, but leaves `scratch` (the extent's size)
+  // holding anything: for a check of an image, where the bytes are not wanted (EROFS keeps no
+  // checksum of them). An LZ4 stream held to the format's limits is judged by walking its
+  // sequences (compress/lz4_strict.cpp), a fraction of a decode; anything else is decoded.
+  void verify(Algorithm alg, std::span<const uint8_t> in, std::span<uint8_t> scratch, bool partial);
 
  private:
   struct State;

@@ -32,6 +32,9 @@ bool lz4_zero_offset_match(std::span<const uint8_t> in, size_t out_size);
 // bytes produced, or -1 for a stream outside them or with a match at offset 0. What it produces,
 // LZ4_decompress_safe would have produced too.
 long lz4_decode_strict(std::span<const uint8_t> in, std::span<uint8_t> out);
+// Whether lz4_decode_strict would produce exactly `out_size` bytes from `in`, found without
+// writing them.
+bool lz4_walk_strict(std::span<const uint8_t> in, size_t out_size);
 std::unique_ptr<AlgDecoder> make_lzma_decoder(uint32_t dict_size);
 std::unique_ptr<AlgDecoder> make_deflate_decoder();
 std::unique_ptr<AlgDecoder> make_zstd_decoder(uint8_t window_log);

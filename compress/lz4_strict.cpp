@@ -157,4 +157,43 @@ long lz4_decode_strict(std::span<const uint8_t> in, std::span<uint8_t> out) {
   }
 }
 
+// The same limits as lz4_decode_strict, sequence by sequence, without a byte written: its
+// fixed-size moves take no decision, so a stream is accepted here exactly when that decoder
+// produces `out_size` bytes from it.
+bool lz4_walk_strict(std::span<const uint8_t> in, size_t out_size) {
+  const uint8_t* ip = in.data();
+  const uint8_t* const iend = ip + in.size();
+  size_t op = 0;
+  if (ip == iend || out_size == 0) return false;
+  auto more = [&](size_t& length, size_t min_left) {
+    unsigned s;
+    do {
+      if (size_t(iend - ip) <= min_left) return false;
+      s = *ip++;
+      length += s;
+    } while (s == 255);
+    return true;
+  };
+  for (;;) {
+    const unsigned token = *ip++;
+    size_t lit = token >> 4;
+    if (lit == 15 && !more(lit, 0)) return false;
+    const size_t in_left = size_t(iend - ip), out_left = out_size - op;
+    if (lit + kMatchLimit > out_left || lit + 2 + 1 + kLastLiterals > in_left)
+      return lit == in_left && op + lit == out_size;
+    ip += lit;
+    op += lit;
+    const size_t offset = size_t(ip[0]) | size_t(ip[1]) << 8;
+    ip += 2;
+    if (offset - 1 >= op) return false;
+    size_t length = token & 15;
+    // The decoder checks the room left after each length byte it takes; before the next
+    // byte is the same check one byte earlier.
+    if (length == 15 && !more(length, kLastLiterals)) return false;
+    length += kMinMatch;
+    if (length + kLastLiterals > out_size - op) return false;
+    op += length;
+  }
+}
+
 }  // namespace erofs::compress::detail

@@ -10,7 +10,8 @@
 // is a crash.
 //
 // The one-pass LZ4 decoder behind checked decoding (compress/lz4_strict.cpp) is also held to
-// liblz4 itself: whatever it accepts, LZ4_decompress_safe must accept with the same bytes.
+// liblz4 itself: whatever it accepts, LZ4_decompress_safe must accept with the same bytes; and the
+// walk behind Decoder::verify must accept exactly the streams it decodes to the declared size.
 #include <lz4.h>
 
 #include <algorithm>
@@ -69,6 +70,9 @@ bool decode(compress::Decoder& d, const erofs::fuzz::Record& r, std::span<uint8_
 void check_strict_lz4(const erofs::fuzz::Record& r, std::span<uint8_t> out, std::span<uint8_t> oracle) {
   if (r.algorithm != uint8_t(compress::Algorithm::Lz4) || r.out_size > compress::kMaxDecodedBytes) return;
   const long n = compress::detail::lz4_decode_strict(r.stream, out);
+  if (compress::detail::lz4_walk_strict(r.stream, out.size()) != (n == long(out.size())))
+    violation("lz4 walk: {} where the one-pass decoder produced {} of {} bytes", n == long(out.size()) ? "refused" : "accepted",
+              n, out.size());
   if (n < 0) return;
   if (size_t(n) > out.size()) violation("lz4 one-pass decoder: {} bytes produced into {}", n, out.size());
   const int want = LZ4_decompress_safe(reinterpret_cast<const char*>(r.stream.data()),

@@ -218,7 +218,7 @@ void Checker::run_job(std::vector<uint8_t>& buf, const DataJob& job) {
 }
 
 // Every index entry is followed as a reader at a random offset would, and every extent is read
-// once: compressed ones whole, decoded straight into `buf` (Image::check_data).
+// once: compressed ones judged whole, with `buf` as scratch (Image::check_data).
 Piece Checker::check_piece(std::vector<uint8_t>& buf, const Inode& ino, uint64_t from, uint64_t to) const {
   Piece piece;
   try {

@@ -171,8 +171,8 @@ class Image {
   // holding it. Nothing to check for layouts without indexes.
   virtual void check_mapping(const Inode& file, uint64_t from, uint64_t to) const = 0;
   // fsck's data check of the extents that start in [from, to): check_mapping's, then every byte
-  // of each extent read once (a compressed one decoded whole into `buf`, which grows to hold
-  // it), in one walk of the mapping. `bytes` counts the bytes read, holes included, as it goes,
+  // of each extent read once (a compressed one judged whole, with `buf`, which grows to hold it,
+  // as scratch: compress::Decoder::verify), in one walk of the mapping. `bytes` counts the bytes read, holes included, as it goes,
   // so that it holds those before the error when one is thrown.
   virtual void check_data(const Inode& file, uint64_t from, uint64_t to, std::vector<uint8_t>& buf,
                           uint64_t& bytes) const = 0;

@@ -235,7 +235,7 @@ PclusterCache::Bytes ImageImpl::decoded_extent(const Inode& ino, const MappedExt
 }
 
 void ImageImpl::decode_into(const Inode& ino, const MappedExtent& ext, std::span<uint8_t> out,
-                            compress::Decoder::Unchecked unchecked) const {
+                            compress::Decoder::Unchecked unchecked, Keep keep) const {
   auto lease = decoders_->acquire();
   compress::UninitBytes& raw = lease->input;
   raw.resize(ext.plen);  // CompressedMap bounded plen by the 1 MiB pcluster limit; read in full
@@ -243,12 +243,12 @@ void ImageImpl::decode_into(const Inode& ino, const MappedExtent& ext, std::span
     read_device(ext.pa, raw);
   else
     read_meta(ino.in_metabox(), ext.pa, raw);
-  decode_stream(ino, ext, raw, out, unchecked, lease->decoder);
+  decode_stream(ino, ext, raw, out, unchecked, lease->decoder, keep);
 }
 
 void ImageImpl::decode_stream(const Inode& ino, const MappedExtent& ext, std::span<const uint8_t> raw,
                               std::span<uint8_t> out, compress::Decoder::Unchecked unchecked,
-                              compress::Decoder& decoder) const {
+                              compress::Decoder& decoder, Keep keep) const {
   std::span<const uint8_t> in = raw;
   const bool zero_padding = sb_.has_incompat(format::kIncompatZeroPadding);
   if (zero_padding) {
@@ -262,7 +262,12 @@ void ImageImpl::decode_stream(const Inode& ino, const MappedExtent& ext, std::sp
   }
   try {
     // Without 0PADDING the stream's end is unknown, so it may hold more than the extent.
-    decoder.decode(compress::Algorithm(ext.algorithm), in, out, ext.partial || !zero_padding, unchecked);
+    const auto alg = compress::Algorithm(ext.algorithm);
+    const bool partial = ext.partial || !zero_padding;
+    if (keep == Keep::Verdict)
+      decoder.verify(alg, in, out, partial);
+    else
+      decoder.decode(alg, in, out, partial, unchecked);
   } catch (const compress::DecodeError& e) {
     throw CorruptError(fmt::format("nid {}: extent at {} ({} bytes from byte {}): {}", ino.nid, ext.la, ext.plen,
                                    ext.pa, e.what()));
@@ -290,7 +295,8 @@ bool ImageImpl::PclusterRun::joins(const MappedExtent& ext) const {
   return ext.pa == last.pa + last.plen && ext.pa + ext.plen - first.pa <= kRunBytes;
 }
 
-void ImageImpl::PclusterRun::decode(size_t i, std::span<uint8_t> out, compress::Decoder::Unchecked unchecked) {
+void ImageImpl::PclusterRun::decode(size_t i, std::span<uint8_t> out, compress::Decoder::Unchecked unchecked,
+                                     Keep keep) {
   if (!lease_) lease_.reset(new DecoderPool::Lease(image_.decoders_->acquire()));
   compress::UninitBytes& raw = (*lease_)->input;
   const MappedExtent &first = extents_.front(), &ext = extents_[i];
@@ -301,7 +307,7 @@ void ImageImpl::PclusterRun::decode(size_t i, std::span<uint8_t> out, compress::
     read_ = true;
   }
   image_.decode_stream(ino_, ext, std::span<const uint8_t>(raw).subspan(size_t(ext.pa - first.pa), ext.plen), out,
-                       unchecked, (*lease_)->decoder);
+                       unchecked, (*lease_)->decoder, keep);
 }
 
 }  // namespace erofs::reader

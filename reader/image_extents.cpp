@@ -131,7 +131,7 @@ void ImageImpl::check_data(const Inode& file, uint64_t from, uint64_t to, std::v
       const MappedExtent& e = run.extents()[i];
       check_blocks(map, e, step, file.nid);
       if (buf.size() < e.llen) buf.resize(size_t(e.llen));
-      run.decode(i, std::span(buf).first(size_t(e.llen)), compress::Decoder::Unchecked::Zero);
+      run.decode(i, std::span(buf).first(size_t(e.llen)), compress::Decoder::Unchecked::Zero, Keep::Verdict);
       bytes += e.llen;
     }
     run.clear();
@@ -166,7 +166,7 @@ void ImageImpl::check_data(const Inode& file, uint64_t from, uint64_t to, std::v
       if (e.algorithm < 0)
         read_stored(file, e, 0, out);
       else
-        decode_into(file, e, out, compress::Decoder::Unchecked::Zero);
+        decode_into(file, e, out, compress::Decoder::Unchecked::Zero, Keep::Verdict);
       bytes += e.llen;
     }
   }

@@ -117,13 +117,16 @@ class ImageImpl final : public Image {
   void read_extent_head(const Inode& ino, const MappedExtent& ext, uint64_t skip, std::span<uint8_t> out) const;
   PclusterCache::Bytes decoded_extent(const Inode& ino, const MappedExtent& ext) const;
   PclusterKey extent_key(const Inode& ino, const MappedExtent& ext) const;
+  // What a decode is for: the bytes, or only the verdict on the stream (a check of the image),
+  // when `out` is scratch that may be left holding anything (compress::Decoder::verify).
+  enum class Keep { Bytes, Verdict };
   // Decodes the extent into `out` (exactly ext.llen bytes), bypassing the cache.
   // `unchecked`: Zero for reused buffers, Walk for fresh ones (compress::Decoder::Unchecked).
   void decode_into(const Inode& ino, const MappedExtent& ext, std::span<uint8_t> out,
-                   compress::Decoder::Unchecked unchecked) const;
+                   compress::Decoder::Unchecked unchecked, Keep keep = Keep::Bytes) const;
   // The same from the pcluster's bytes, read already (`raw`), with `decoder`.
   void decode_stream(const Inode& ino, const MappedExtent& ext, std::span<const uint8_t> raw, std::span<uint8_t> out,
-                     compress::Decoder::Unchecked unchecked, compress::Decoder& decoder) const;
+                     compress::Decoder::Unchecked unchecked, compress::Decoder& decoder, Keep keep = Keep::Bytes) const;
 
   // Compressed extents whose pclusters follow each other on the device, for a reader that decodes
   // them in file order (fsck, extract): read from the image in one call rather than one each
@@ -137,7 +140,7 @@ class ImageImpl final : public Image {
     void add(const MappedExtent& ext) { extents_.push_back(ext); }
     const std::vector<MappedExtent>& extents() const { return extents_; }
     // Decodes extents()[i] into `out` (its llen bytes); the first call reads them all.
-    void decode(size_t i, std::span<uint8_t> out, compress::Decoder::Unchecked unchecked);
+    void decode(size_t i, std::span<uint8_t> out, compress::Decoder::Unchecked unchecked, Keep keep = Keep::Bytes);
     void clear() {
       extents_.clear();
       read_ = false;

@@ -387,6 +387,34 @@ TEST(Decode, UncheckedLz4OffsetZeroReadsZeros) {
   EXPECT_THROW(Decoder().decode(Algorithm::Lz4, zero_offset, out, false), DecodeError);
 }
 
+// The walk behind Decoder::verify at the edges random damage seldom reaches: a match's length
+// bytes that leave too little for the last literals, and a literal length that runs off the end.
+TEST(Decode, Lz4WalkAtTheStreamsEnd) {
+  struct Case {
+    Bytes stream;
+    size_t out_size;
+    bool sound;
+  };
+  const std::vector<Case> cases = {
+      // 4 literals, a match of 15 + 255 + 0 + 4 bytes at offset 4, then 5 literals.
+      {{0x4F, 'a', 'b', 'c', 'd', 4, 0, 255, 0, 0x50, 'v', 'w', 'x', 'y', 'z'}, 283, true},
+      // The same with 4 or 3 literals at the end: the stream ends inside the last 5 bytes.
+      {{0x4F, 'a', 'b', 'c', 'd', 4, 0, 255, 0, 0x40, 'w', 'x', 'y', 'z'}, 282, false},
+      {{0x4F, 'a', 'b', 'c', 'd', 4, 0, 255, 0, 0x30, 'x', 'y', 'z'}, 281, false},
+      // Literal length bytes that never end.
+      {{0xF0, 255, 255}, 600, false},
+      {{0xF0, 255}, 300, false},
+  };
+  for (const Case& c : cases) {
+    Bytes out(c.out_size);
+    EXPECT_EQ(detail::lz4_decode_strict(c.stream, out) == long(c.out_size), c.sound);
+    EXPECT_EQ(detail::lz4_walk_strict(c.stream, c.out_size), c.sound);
+    const int r = LZ4_decompress_safe(reinterpret_cast<const char*>(c.stream.data()), reinterpret_cast<char*>(out.data()),
+                                      int(c.stream.size()), int(c.out_size));
+    if (c.sound) EXPECT_EQ(r, int(c.out_size));
+  }
+}
+
 // Checked LZ4 decoding starts with our own decoder (compress/lz4_strict.cpp): the decoder as a
 // whole must still accept exactly what liblz4 accepts less the streams with a match at offset 0,
 // give the same bytes, and name each problem as before. Streams of every kind of content, then
@@ -431,8 +459,19 @@ TEST(Decode, CheckedLz4MatchesLiblz4) {
     const int r = LZ4_decompress_safe(reinterpret_cast<const char*>(stream.data()), reinterpret_cast<char*>(want.data()),
                                       int(stream.size()), int(out_size));
     const bool zero = detail::lz4_zero_offset_match(stream, out_size);
+    // The walk behind verify() agrees with the one-pass decoder it mirrors, and verify() with
+    // decode() (below): the same verdict, the same words.
+    Bytes strict(out_size), scratch(out_size);
+    ASSERT_EQ(detail::lz4_walk_strict(stream, out_size), detail::lz4_decode_strict(stream, strict) == long(out_size));
+    std::string verified;
+    try {
+      d.verify(Algorithm::Lz4, stream, scratch, false);
+    } catch (const DecodeError& e) {
+      verified = e.what();
+    }
     try {
       d.decode(Algorithm::Lz4, stream, got, false);
+      ASSERT_EQ(verified, "");
       ASSERT_FALSE(zero);
       ASSERT_EQ(r, int(out_size));
       ASSERT_TRUE(std::equal(got.begin(), got.end(), want.begin()));
@@ -440,6 +479,7 @@ TEST(Decode, CheckedLz4MatchesLiblz4) {
     } catch (const DecodeError& e) {
       // Named as the walk and liblz4 named it before.
       const std::string what = e.what();
+      ASSERT_EQ(verified, what);
       if (zero) {
         ASSERT_EQ(what, "lz4: corrupt stream (match offset 0)");
       } else if (r >= 0) {
