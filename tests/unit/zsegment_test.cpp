@@ -133,6 +133,44 @@ TEST(ZSegment, TheLastPclusterGivesUpABlockToAnInlineTail) {
   EXPECT_GE(split, 2);
 }
 
+// Compresses 4:1 exactly (the bytes are filler): a test chooses how far a stream spills into
+// its last block.
+class QuarterEncoder final : public compress::Encoder {
+ public:
+  compress::Algorithm algorithm() const override { return compress::Algorithm::Lz4; }
+  compress::FillResult fill(std::span<const uint8_t> in, std::span<uint8_t> out) override {
+    ++calls;
+    const size_t consumed = std::min(in.size(), out.size() * 4);
+    const size_t produced = (consumed + 3) / 4;
+    std::fill_n(out.begin(), produced, uint8_t(0x5a));
+    return {consumed, produced};
+  }
+  int calls = 0;
+};
+
+// The second pass is tried while the stream spills at most 13/16 of a block into its last block.
+TEST(ZSegment, ALastPclusterSpillingFarIntoItsLastBlockIsNotCompressedAgain) {
+  const uint32_t pcluster = 16384, bs = 4096;
+  for (uint32_t spill : {1u, bs / 2, bs / 16 * 13, bs / 16 * 13 + 1, bs - 1}) {
+    QuarterEncoder enc;
+    const std::vector<uint8_t> data(size_t(bs + spill) * 4, 'a');
+    ZSegment z = compress_segment(enc, data, 0, last_segment(TailMode::Inline, pcluster));
+    EXPECT_EQ(covered(z), data.size()) << spill;
+    if (spill <= bs / 16 * 13) {
+      EXPECT_EQ(enc.calls, 3) << spill;
+      ASSERT_TRUE(z.has_tail) << spill;
+      ASSERT_EQ(z.extents.size(), 2u) << spill;
+      EXPECT_EQ(z.extents[0].nblocks, 1u) << spill;
+      EXPECT_EQ(z.tail.compressed.size(), spill) << spill;
+    } else {
+      EXPECT_EQ(enc.calls, 1) << spill;
+      EXPECT_FALSE(z.has_tail) << spill;
+      ASSERT_EQ(z.extents.size(), 1u) << spill;
+      EXPECT_EQ(z.extents[0].nblocks, 2u) << spill;
+    }
+  }
+}
+
 // fragments: everything after the file's last full pcluster goes to the packed inode as it is
 // (the whole file when it fills none): below a pcluster without trying the encoder, above it
 // when the encoder takes all of it into less than a pcluster.
