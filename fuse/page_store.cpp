@@ -1,7 +1,6 @@
 #include "fuse/page_store.h"
 
 #include <algorithm>
-#include <vector>
 
 namespace erofs::fuse {
 
@@ -74,10 +73,12 @@ void PageStore::store(const Job& job) {
   const uint64_t first = (e.offset + kPage - 1) / kPage * kPage;
   const uint64_t last = end == job.inode.size ? end : end / kPage * kPage;
   if (last <= first) return;
-  std::vector<uint8_t> bytes(size_t(last - first));
-  if (image_.read(job.inode, first, bytes) != bytes.size()) return;
-  fuse_bufvec vec = FUSE_BUFVEC_INIT(bytes.size());
-  vec.buf[0].mem = bytes.data();
+  // The extent lies in one piece (the pcluster cache's bytes, or its head's own buffer): handed
+  // to the kernel as it is, without a copy or fresh memory here.
+  const auto pieces = image_.read_shared(job.inode, first, last - first);
+  if (pieces.size() != 1 || pieces[0].bytes.size() != last - first) return;
+  fuse_bufvec vec = FUSE_BUFVEC_INIT(pieces[0].bytes.size());
+  vec.buf[0].mem = const_cast<uint8_t*>(pieces[0].bytes.data());
   fuse_lowlevel_notify_store(session_, job.ino, off_t(first), &vec, fuse_buf_copy_flags(0));
 }
 

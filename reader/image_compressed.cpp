@@ -17,6 +17,9 @@ namespace {
 // Extents whose bytes come out of a decoder: not holes, stored data or fragments.
 bool is_decoded(const MappedExtent& ext) { return ext.algorithm >= 0 && ext.source != MappedExtent::Source::Fragment; }
 
+// Reads from this size on come from a sequential reader (random readers ask for pages).
+constexpr uint64_t kStreamingReadBytes = 128 << 10;
+
 }  // namespace
 
 // A read that covers a whole extent nobody has decoded or is decoding takes it straight from the
@@ -122,7 +125,7 @@ std::vector<SharedBytes> ImageImpl::read_shared(const Inode& ino, uint64_t offse
   for (uint64_t pos = offset; const MappedExtent& ext : extents) {
     const size_t n = size_t(std::min<uint64_t>(end - pos, ext.la + ext.llen - pos));
     if (decode_direct(ino, ext, pos, n)) {
-      if (!direct) direct = std::make_shared<compress::UninitBytes>(size_t(end - offset));
+      if (!direct) direct = buffers_.take(size_t(end - offset));
       const std::span<uint8_t> at = std::span(*direct).subspan(size_t(pos - offset), n);
       decode_into(ino, ext, at, compress::Decoder::Unchecked::Zero);
       if (!pieces.empty() && pieces.back().owner == direct && pieces.back().bytes.data() + pieces.back().bytes.size() == at.data())
@@ -130,10 +133,16 @@ std::vector<SharedBytes> ImageImpl::read_shared(const Inode& ino, uint64_t offse
       else
         pieces.push_back({direct, at});
     } else if (is_decoded(ext) && head_only(ino, ext, pos - ext.la, n)) {
-      own(n, [&](std::span<uint8_t> b) { read_extent_head(ino, ext, pos - ext.la, b); });
+      auto head = decoded_head(ino, ext, pos - ext.la + n);
+      pieces.push_back({head, std::span<const uint8_t>(*head).subspan(size_t(pos - ext.la), n)});
     } else if (is_decoded(ext)) {
       auto data = decoded_extent(ino, ext);
       pieces.push_back({data, std::span<const uint8_t>(*data).subspan(size_t(pos - ext.la), n)});
+      // A streaming reader (the kernel's readahead asks for large pieces) that takes an extent
+      // through its end will not come back for it: kept, the extents at the edges of its reads
+      // would fill the whole cache with fresh memory, each page faulted in once (the 10^9-byte
+      // file through FUSE at 64 KiB pclusters: 75,000 page faults, a fifth of the daemon's CPU).
+      if (end - offset >= kStreamingReadBytes && pos + n == ext.la + ext.llen) cache_->forget(extent_key(ino, ext));
     } else {
       own(n, [&](std::span<uint8_t> b) { read_extent(ino, ext, pos - ext.la, b); });
     }
@@ -202,19 +211,29 @@ void ImageImpl::read_fragment(const Inode& ino, uint64_t offset, std::span<uint8
 // A read that starts inside an extent nobody has decoded is random access: decoding the extent
 // only up to the bytes asked for saves half a decode on average. A sequential reader meets every
 // extent at its start first, so it still decodes each one once, whole, into the cache.
+// So does one that reads the start of an extent whose rest a streaming reader took already
+// (requests handled out of order): nobody else will want the extent.
 bool ImageImpl::head_only(const Inode& ino, const MappedExtent& ext, uint64_t skip, uint64_t length) const {
   // Up to the extent's end, the head is the whole extent: decoded into the cache, the reader of
   // the part before (a request handled at the same time) finds it there.
-  return !whole_extents_ && skip > 0 && skip + length < ext.llen && !cache_->has(extent_key(ino, ext));
+  if (whole_extents_ || skip + length >= ext.llen) return false;
+  const PclusterKey key = extent_key(ino, ext);
+  return skip > 0 ? !cache_->has(key) : cache_->finished(key);
+}
+
+std::shared_ptr<compress::UninitBytes> ImageImpl::decoded_head(const Inode& ino, const MappedExtent& ext,
+                                                                uint64_t length) const {
+  MappedExtent head = ext;
+  head.llen = length;
+  head.partial = true;
+  auto bytes = buffers_.take(size_t(length));
+  decode_into(ino, head, *bytes, compress::Decoder::Unchecked::Zero);
+  return bytes;
 }
 
 void ImageImpl::read_extent_head(const Inode& ino, const MappedExtent& ext, uint64_t skip, std::span<uint8_t> out) const {
-  MappedExtent head = ext;
-  head.llen = skip + out.size();
-  head.partial = true;
-  compress::UninitBytes bytes(size_t(head.llen));
-  decode_into(ino, head, bytes, compress::Decoder::Unchecked::Zero);
-  std::memcpy(out.data(), bytes.data() + skip, out.size());
+  const auto bytes = decoded_head(ino, ext, skip + out.size());
+  std::memcpy(out.data(), bytes->data() + skip, out.size());
 }
 
 PclusterKey ImageImpl::extent_key(const Inode& ino, const MappedExtent& ext) const {
@@ -228,7 +247,7 @@ PclusterCache::Bytes ImageImpl::decoded_extent(const Inode& ino, const MappedExt
     // Bounded by the 12 MiB extent limit: often fresh memory, where the decoder's walk of an LZ4
     // stream costs less than zeroing it (that cost a third of the extraction of a file kept in
     // the packed inode).
-    auto out = std::make_shared<compress::UninitBytes>(ext.llen);
+    auto out = buffers_.take(size_t(ext.llen));
     decode_into(ino, ext, *out, compress::Decoder::Unchecked::Walk);
     return PclusterCache::Bytes(std::move(out));
   });

@@ -14,6 +14,7 @@
 #include "format/devices.h"
 #include "format/superblock.h"
 #include "format/zmap.h"
+#include "reader/buffer_pool.h"
 #include "reader/compressed_map.h"
 #include "reader/decoder_pool.h"
 #include "reader/image.h"
@@ -113,7 +114,9 @@ class ImageImpl final : public Image {
   bool decode_direct(const Inode& ino, const MappedExtent& ext, uint64_t pos, uint64_t length) const;
   void ask_ahead(const Inode& ino, std::span<const MappedExtent> extents) const;
   bool head_only(const Inode& ino, const MappedExtent& ext, uint64_t skip, uint64_t length) const;
-  // Decodes the extent only as far as [skip, skip + out.size()) and copies those bytes out.
+  // Decodes the extent's first `length` bytes only, into a buffer of the pool.
+  std::shared_ptr<compress::UninitBytes> decoded_head(const Inode& ino, const MappedExtent& ext, uint64_t length) const;
+  // decoded_head's bytes [skip, skip + out.size()), copied out.
   void read_extent_head(const Inode& ino, const MappedExtent& ext, uint64_t skip, std::span<uint8_t> out) const;
   PclusterCache::Bytes decoded_extent(const Inode& ino, const MappedExtent& ext) const;
   PclusterKey extent_key(const Inode& ino, const MappedExtent& ext) const;
@@ -174,6 +177,7 @@ class ImageImpl final : public Image {
   std::optional<Inode> metabox_;
   std::optional<Inode> packed_;
   std::unique_ptr<PclusterCache> cache_;
+  mutable BufferPool buffers_;  // decoded extents' and read_shared's buffers
   std::unique_ptr<MetaCache> meta_;
   mutable std::mutex indexes_asked_mutex_;
   mutable std::unordered_set<uint64_t> indexes_asked_;  // nids (ask_for_index), forgotten past a bound

@@ -20,6 +20,10 @@ namespace {
 constexpr unsigned kLargestKnownBlockBits = 16;
 constexpr uint32_t kMaxLzmaDictSize = 8u << 20;
 constexpr uint8_t kMaxDeflateWindowBits = 15;
+// Decode buffers kept for reuse, as a share of the pcluster cache: the FUSE daemon's 256 MiB
+// keeps 32 MiB, what the kernel's readahead has in flight at once (12 requests of 1 MiB and the
+// extents at their edges).
+constexpr uint64_t kBuffersKeptShare = 8;
 
 }  // namespace
 
@@ -30,6 +34,7 @@ std::unique_ptr<Image> Image::open(const std::string& path, const OpenOptions& o
 ImageImpl::ImageImpl(const std::string& path, const OpenOptions& options)
     : file_(path),
       cache_(std::make_unique<PclusterCache>(options.pcluster_cache_bytes)),
+      buffers_(options.pcluster_cache_bytes / kBuffersKeptShare),
       meta_(std::make_unique<MetaCache>(options.metadata_cache_bytes)) {
   load_superblock(options);
   load_device_table();

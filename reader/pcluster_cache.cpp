@@ -1,5 +1,6 @@
 #include "reader/pcluster_cache.h"
 
+#include <algorithm>
 #include <functional>
 
 namespace erofs::reader {
@@ -64,18 +65,37 @@ uint64_t PclusterCache::shared_loads() {
 }
 
 void PclusterCache::insert(const PclusterKey& key, Bytes data) {
-  const uint64_t size = data->size();
+  // Counted by the memory they hold: pooled buffers may be larger than their bytes.
+  const uint64_t size = data->capacity();
   if (size > budget_) return;
   std::lock_guard lock(mutex_);
   if (index_.count(key)) return;  // another thread decoded it meanwhile
   while (used_ + size > budget_ && !lru_.empty()) {
-    used_ -= lru_.back().second->size();
+    used_ -= lru_.back().second->capacity();
     index_.erase(lru_.back().first);
     lru_.pop_back();
   }
   lru_.emplace_front(key, std::move(data));
   index_.emplace(key, lru_.begin());
   used_ += size;
+}
+
+void PclusterCache::forget(const PclusterKey& key) {
+  // About as many as requests can be in flight at once (the kernel's readahead sends a dozen).
+  constexpr size_t kForgottenKept = 64;
+  std::lock_guard lock(mutex_);
+  const auto it = index_.find(key);
+  if (it == index_.end()) return;
+  used_ -= it->second->second->capacity();
+  lru_.erase(it->second);
+  index_.erase(it);
+  if (forgotten_.size() == kForgottenKept) forgotten_.pop_front();
+  forgotten_.push_back(key);
+}
+
+bool PclusterCache::finished(const PclusterKey& key) {
+  std::lock_guard lock(mutex_);
+  return !index_.count(key) && std::find(forgotten_.begin(), forgotten_.end(), key) != forgotten_.end();
 }
 
 }  // namespace erofs::reader

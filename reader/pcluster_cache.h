@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <future>
 #include <list>
@@ -36,6 +37,13 @@ class PclusterCache {
   // Cached, or being loaded by some thread (get_or_load would wait for it).
   bool has(const PclusterKey& key);
   void insert(const PclusterKey& key, Bytes data);
+  // Drops the key's bytes (readers holding them keep them): for data its reader has finished
+  // with, whose memory the next decode may then reuse instead of fresh pages. The last few keys
+  // forgotten are remembered for finished().
+  void forget(const PclusterKey& key);
+  // Whether the key was forgotten lately and not cached since: a reader that comes late for the
+  // start of such an extent is the only one left to need it.
+  bool finished(const PclusterKey& key);
   // The cached bytes, or those `load` returns. Threads asking for a key that another thread is
   // loading wait for that load instead of decoding the same pcluster again; if it fails, each
   // of them loads for itself and meets the error on its own thread.
@@ -57,6 +65,7 @@ class PclusterCache {
   Lru lru_;  // most recently used first
   std::unordered_map<PclusterKey, Lru::iterator, KeyHash> index_;
   std::unordered_map<PclusterKey, std::shared_future<Bytes>, KeyHash> loading_;
+  std::deque<PclusterKey> forgotten_;  // newest last, bounded
 };
 
 }  // namespace erofs::reader

@@ -1,5 +1,5 @@
 // The pcluster cache: concurrent requests for one pcluster share a single decode (counted, not
-// timed), its errors reach every waiter, and it keeps within its budget.
+// timed), its errors reach every waiter, it keeps within its budget, and it forgets on request.
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
@@ -84,4 +84,35 @@ TEST(PclusterCache, EvictsWithinTheBudget) {
   EXPECT_FALSE(cache.has({0, 0, 4096, 4096, 0, false}));
   EXPECT_FALSE(cache.has({0, 4096, 4096, 4096, 0, false}));
   EXPECT_TRUE(cache.has({0, 4 * 4096, 4096, 4096, 0, false}));
+}
+
+// Buffers from the pool may hold more memory than their bytes: the budget counts the memory.
+TEST(PclusterCache, CountsTheMemoryItsBuffersHold) {
+  PclusterCache cache(3 * 4096);
+  for (uint64_t i = 0; i < 2; ++i) {
+    auto b = std::make_shared<erofs::compress::UninitBytes>();
+    b->reserve(2 * 4096);
+    b->resize(4096);
+    cache.insert({0, i * 4096, 4096, 4096, 0, false}, std::move(b));
+  }
+  EXPECT_FALSE(cache.has({0, 0, 4096, 4096, 0, false}));
+  EXPECT_TRUE(cache.has({0, 4096, 4096, 4096, 0, false}));
+}
+
+TEST(PclusterCache, AForgottenKeyIsDroppedAndFinishedUntilCachedAgain) {
+  PclusterCache cache(1 << 20);
+  const PclusterKey key{0, 0, 4096, 4096, 0, false}, other{0, 4096, 4096, 4096, 0, false};
+  cache.insert(key, std::make_shared<const erofs::compress::UninitBytes>(4096));
+  cache.insert(other, std::make_shared<const erofs::compress::UninitBytes>(4096));
+  EXPECT_FALSE(cache.finished(key));
+  cache.forget(key);
+  EXPECT_FALSE(cache.has(key));
+  EXPECT_TRUE(cache.has(other));
+  EXPECT_TRUE(cache.finished(key));
+  EXPECT_FALSE(cache.finished(other));
+  cache.insert(key, std::make_shared<const erofs::compress::UninitBytes>(4096));
+  EXPECT_FALSE(cache.finished(key));
+  // Budget: forgetting gave its bytes back, so both fit again beside a third.
+  cache.insert({0, 8192, 4096, 4096, 0, false}, std::make_shared<const erofs::compress::UninitBytes>(4096));
+  EXPECT_TRUE(cache.has(other));
 }

@@ -1,10 +1,14 @@
 // Image::read_shared: the same bytes as read(), in pieces that point into the pcluster cache.
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 
 #include <gtest/gtest.h>
 
+#include "compress/codec.h"
 #include "reader/image.h"
+#include "writer/build_image.h"
 #include "tests/unit/reader_test_support.h"
 
 namespace erofs::test {
@@ -105,6 +109,93 @@ TEST(SharedRead, AReadOfTwoColdPclustersAsksForBothBeforeWaiting) {
   // pcluster is read and nothing is asked for.
   fresh->read_shared(*file, boundary - 100, 200);
   EXPECT_EQ(fresh->image_hints(), 1u);
+}
+
+// A file of text LZ4 compresses about fourfold, in 64 KiB pclusters: extents of ~256 KiB.
+struct StreamedFile {
+  std::string image_path;
+  // `name`: a folder of its own (ctest runs tests side by side).
+  explicit StreamedFile(const std::string& name) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::current_path() / name;
+    fs::remove_all(dir);
+    fs::create_directories(dir / "src");
+    std::string text;
+    for (uint64_t x = 7; text.size() < (2u << 20);) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      text += "line " + std::to_string(x >> 50) + " of the streamed file\n";
+    }
+    std::ofstream(dir / "src" / "big") << text;
+    writer::BuildOptions o;
+    o.compression.emplace();
+    o.compression->algorithms.push_back(compress::parse_spec("lz4hc"));
+    o.compression->pcluster_bytes = 65536;
+    image_path = (dir / "x.img").string();
+    writer::build_image((dir / "src").string(), image_path, o);
+  }
+};
+
+// The third extent: it starts past 128 KiB and has room for 128 KiB reads on both sides of its middle.
+reader::Extent middle_extent(const reader::Image& image, const reader::Inode& file) {
+  const auto extents = image.extents(file);
+  EXPECT_GT(extents.size(), 4u);
+  const reader::Extent e = extents.at(2);
+  EXPECT_EQ(e.kind, reader::Extent::Kind::Compressed);
+  EXPECT_GT(e.offset, 128u << 10);
+  return e;
+}
+
+// A streaming reader (large reads, as the kernel's readahead sends) that takes an extent through
+// its end drops it from the cache: a later read of it decodes again instead of sharing the bytes.
+// A page-sized reader keeps it.
+TEST(SharedRead, AStreamingReaderThatTookAnExtentsEndDropsItFromTheCache) {
+  const StreamedFile src("reader_shared_read_streaming_tail");
+  for (const uint64_t piece : {uint64_t(256) << 10, uint64_t(4096)}) {
+    SCOPED_TRACE(piece);
+    const auto image = reader::Image::open(src.image_path);
+    const reader::Inode file = image->resolve("/big");
+    const reader::Extent e = middle_extent(*image, file);
+    // Large reads: the first ends in e's middle, the second runs from there past e's end. Page
+    // reads: e's first page, then its last.
+    const bool large = piece > 4096;
+    const uint64_t mid = large ? e.offset + e.length / 2 : e.offset + 4096;
+    const auto before = image->read_shared(file, mid - piece, piece);  // ends in e: e decoded into the cache
+    const auto after = image->read_shared(file, large ? mid : e.offset + e.length - piece, piece);
+    ASSERT_FALSE(before.empty());
+    ASSERT_FALSE(after.empty());
+    EXPECT_EQ(before.back().owner, after.front().owner);  // e's tail came from the cache
+    const auto later = image->read_shared(file, e.offset + e.length - 100, 100);
+    ASSERT_EQ(later.size(), 1u);
+    if (!large) {
+      EXPECT_EQ(later[0].owner, before.back().owner);  // a page-sized reader left e cached
+    } else {
+      EXPECT_NE(later[0].owner, before.back().owner);
+    }
+    std::vector<uint8_t> want(100);
+    image->read(file, e.offset + e.length - 100, want);
+    EXPECT_TRUE(std::equal(want.begin(), want.end(), later[0].bytes.begin()));
+  }
+}
+
+// Requests handled out of order: the one for the extent's tail came first and dropped it, so the
+// late one for its head decodes only that head, and leaves nothing in the cache.
+TEST(SharedRead, AHeadReadAfterAStreamingReaderTookTheTailIsNotCached) {
+  const StreamedFile src("reader_shared_read_streaming_head");
+  const auto image = reader::Image::open(src.image_path);
+  const reader::Inode file = image->resolve("/big");
+  const reader::Extent e = middle_extent(*image, file);
+  const uint64_t mid = e.offset + e.length / 2, piece = 256 << 10;
+  image->read_shared(file, mid, piece);
+  const auto head = image->read_shared(file, mid - piece, piece);
+  ASSERT_FALSE(head.empty());
+  const auto again = image->read_shared(file, e.offset, 100);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_NE(again[0].owner, head.back().owner);
+  std::vector<uint8_t> want(static_cast<size_t>(piece));
+  image->read(file, mid - piece, want);
+  std::vector<uint8_t> got;
+  for (const auto& p : head) got.insert(got.end(), p.bytes.begin(), p.bytes.end());
+  EXPECT_EQ(got, want);
 }
 
 }  // namespace

@@ -1,0 +1,70 @@
+#include "reader/buffer_pool.h"
+
+namespace erofs::reader {
+
+namespace {
+// Below this, malloc's own bins serve repeated sizes from memory already touched.
+constexpr size_t kSmallestPooled = 64 << 10;
+
+// New buffers come in a few sizes, four to each doubling (5/4, 6/4, 7/4, 8/4 of a power of two):
+// readers ask for any size (the head of an extent up to a random offset), and a buffer then
+// serves every size down to half its own, so a handful of them serve every request. Costs at most
+// a quarter more memory than asked for.
+size_t capacity_for(size_t size) {
+  size_t octave = kSmallestPooled;
+  while (octave * 2 < size) octave *= 2;
+  for (size_t quarters = 5;; ++quarters)
+    if (octave / 4 * quarters >= size) return octave / 4 * quarters;
+}
+}  // namespace
+
+BufferPool::BufferPool(uint64_t keep_bytes) : shelf_(std::make_shared<Shelf>()) { shelf_->keep = keep_bytes; }
+
+std::shared_ptr<compress::UninitBytes> BufferPool::take(size_t size) {
+  if (size < kSmallestPooled) return std::make_shared<compress::UninitBytes>(size);
+  std::unique_ptr<compress::UninitBytes> buffer;
+  {
+    std::lock_guard l(shelf_->mutex);
+    auto& free = shelf_->free;
+    // The smallest that fits, and not one over twice the size: a large buffer lent for a small
+    // extent would sit in the cache with most of its memory idle.
+    size_t best = free.size();
+    for (size_t i = 0; i < free.size(); ++i) {
+      const size_t cap = free[i]->capacity();
+      if (cap >= size && cap / 2 <= size && (best == free.size() || cap < free[best]->capacity())) best = i;
+    }
+    if (best != free.size()) {
+      buffer = std::move(free[best]);
+      free.erase(free.begin() + ptrdiff_t(best));
+      shelf_->bytes -= buffer->capacity();
+    }
+  }
+  if (!buffer) {
+    buffer = std::make_unique<compress::UninitBytes>();
+    buffer->reserve(capacity_for(size));
+  }
+  buffer->resize(size);
+  return {buffer.release(), [shelf = shelf_](compress::UninitBytes* b) { shelf->put(b); }};
+}
+
+void BufferPool::Shelf::put(compress::UninitBytes* buffer) {
+  std::unique_ptr<compress::UninitBytes> owned(buffer);
+  std::vector<std::unique_ptr<compress::UninitBytes>> dropped;  // freed after the lock
+  std::lock_guard l(mutex);
+  const uint64_t cap = owned->capacity();
+  if (cap > keep) return;
+  // The oldest go first: the buffers kept follow the sizes readers ask for now.
+  size_t drop = 0;
+  for (; bytes + cap > keep; ++drop) bytes -= free[drop]->capacity();
+  for (size_t i = 0; i < drop; ++i) dropped.push_back(std::move(free[i]));
+  free.erase(free.begin(), free.begin() + ptrdiff_t(drop));
+  bytes += cap;
+  free.push_back(std::move(owned));
+}
+
+uint64_t BufferPool::kept_bytes() const {
+  std::lock_guard l(shelf_->mutex);
+  return shelf_->bytes;
+}
+
+}  // namespace erofs::reader
