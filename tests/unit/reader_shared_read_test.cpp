@@ -56,31 +56,6 @@ INSTANTIATE_TEST_SUITE_P(Images, SharedRead,
                                            "lz4hc-fragments-dedupe.img", "lz4hc-all-fragments.img", "lzma-1m.img"),
                          image_test_name);
 
-TEST(SharedRead, DecodedExtentsAreSharedWithTheCacheNotCopied) {
-  const auto image = reader::Image::open(compat_path("images/lz4hc-64k.img"));
-  const auto files = walk_image(*image);
-  const auto biggest = std::max_element(files.begin(), files.end(), [](const auto& a, const auto& b) {
-    return a.second.inode.size < b.second.inode.size;
-  });
-  ASSERT_GT(biggest->second.inode.size, 65536u);
-  // The walk filled the cache: look again through a fresh Image.
-  const auto fresh = reader::Image::open(compat_path("images/lz4hc-64k.img"));
-  const reader::Inode file = fresh->inode(biggest->second.inode.nid);
-  // A read from inside an extent nobody decoded decodes only its head, into a buffer of its own.
-  const auto random = fresh->read_shared(file, 50, 100);
-  const auto first = fresh->read_shared(file, 0, 100);
-  const auto again = fresh->read_shared(file, 50, 100);
-  ASSERT_EQ(random.size(), 1u);
-  ASSERT_EQ(first.size(), 1u);
-  ASSERT_EQ(again.size(), 1u);
-  EXPECT_EQ(random[0].bytes.size(), 100u);
-  EXPECT_NE(random[0].owner, first[0].owner);
-  // A read from the extent's start decodes it whole into the cache; later reads share those bytes.
-  EXPECT_EQ(first[0].owner, again[0].owner);
-  EXPECT_EQ(first[0].bytes.data() + 50, again[0].bytes.data());
-  EXPECT_TRUE(std::equal(random[0].bytes.begin(), random[0].bytes.end(), again[0].bytes.begin()));
-}
-
 TEST(SharedRead, AReadOfTwoColdPclustersAsksForBothBeforeWaiting) {
   const std::string path = compat_path("images/lz4.img");
   const auto image = reader::Image::open(path);
@@ -105,10 +80,13 @@ TEST(SharedRead, AReadOfTwoColdPclustersAsksForBothBeforeWaiting) {
   // Across the boundary, neither decoded: one hint (the pclusters lie side by side).
   fresh->read_shared(*file, boundary - 100, 200);
   EXPECT_EQ(fresh->image_hints(), 1u);
-  // Again: the second extent is in the cache now (the first was decoded only in part), so one
-  // pcluster is read and nothing is asked for.
+  // Again: small reads cache nothing, so both are cold again.
   fresh->read_shared(*file, boundary - 100, 200);
-  EXPECT_EQ(fresh->image_hints(), 1u);
+  EXPECT_EQ(fresh->image_hints(), 2u);
+  // With the second extent in the cache, one pcluster is read and nothing is asked for.
+  fresh->prefetch(*file, boundary, 1);
+  fresh->read_shared(*file, boundary - 100, 200);
+  EXPECT_EQ(fresh->image_hints(), 2u);
 }
 
 // A file of text LZ4 compresses about fourfold, in 64 KiB pclusters: extents of ~256 KiB.
@@ -145,9 +123,38 @@ reader::Extent middle_extent(const reader::Image& image, const reader::Inode& fi
   return e;
 }
 
+// Small reads (random readers') decode an extent only as far as they go, into buffers of their
+// own, and cache nothing; a large read that ends inside an extent decodes it whole into the
+// cache, and later reads share those bytes.
+TEST(SharedRead, DecodedExtentsAreSharedWithTheCacheNotCopied) {
+  const StreamedFile src("reader_shared_read_shared");
+  const auto image = reader::Image::open(src.image_path);
+  const reader::Inode file = image->resolve("/big");
+  const reader::Extent e = middle_extent(*image, file);
+  const auto random = image->read_shared(file, e.offset + 50, 100);
+  const auto first = image->read_shared(file, e.offset, 100);
+  const auto random_again = image->read_shared(file, e.offset + 50, 100);
+  ASSERT_EQ(random.size(), 1u);
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_EQ(random_again.size(), 1u);
+  EXPECT_EQ(random[0].bytes.size(), 100u);
+  EXPECT_NE(random[0].owner, first[0].owner);
+  EXPECT_NE(random[0].owner, random_again[0].owner);
+  EXPECT_NE(first[0].owner, random_again[0].owner);  // the read from e's start cached nothing
+  EXPECT_TRUE(std::equal(random[0].bytes.begin(), random[0].bytes.end(), random_again[0].bytes.begin()));
+  const uint64_t piece = 128 << 10;
+  const auto large = image->read_shared(file, e.offset + 1000 - piece, piece);
+  ASSERT_FALSE(large.empty());
+  const auto again = image->read_shared(file, e.offset + 50, 100);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(large.back().owner, again[0].owner);
+  EXPECT_EQ(large.back().bytes.data() + 50, again[0].bytes.data());
+  EXPECT_TRUE(std::equal(random[0].bytes.begin(), random[0].bytes.end(), again[0].bytes.begin()));
+}
+
 // A streaming reader (large reads, as the kernel's readahead sends) that takes an extent through
 // its end drops it from the cache: a later read of it decodes again instead of sharing the bytes.
-// A page-sized reader keeps it.
+// A page-sized reader that takes the end keeps it.
 TEST(SharedRead, AStreamingReaderThatTookAnExtentsEndDropsItFromTheCache) {
   const StreamedFile src("reader_shared_read_streaming_tail");
   for (const uint64_t piece : {uint64_t(256) << 10, uint64_t(4096)}) {
@@ -155,11 +162,11 @@ TEST(SharedRead, AStreamingReaderThatTookAnExtentsEndDropsItFromTheCache) {
     const auto image = reader::Image::open(src.image_path);
     const reader::Inode file = image->resolve("/big");
     const reader::Extent e = middle_extent(*image, file);
-    // Large reads: the first ends in e's middle, the second runs from there past e's end. Page
-    // reads: e's first page, then its last.
+    // A large read ends in e's middle; then a large read runs from there past e's end, or a page
+    // read takes e's last page.
     const bool large = piece > 4096;
-    const uint64_t mid = large ? e.offset + e.length / 2 : e.offset + 4096;
-    const auto before = image->read_shared(file, mid - piece, piece);  // ends in e: e decoded into the cache
+    const uint64_t mid = e.offset + e.length / 2, first = 256 << 10;
+    const auto before = image->read_shared(file, mid - first, first);  // ends in e: e decoded into the cache
     const auto after = image->read_shared(file, large ? mid : e.offset + e.length - piece, piece);
     ASSERT_FALSE(before.empty());
     ASSERT_FALSE(after.empty());
