@@ -25,8 +25,8 @@ constexpr uint64_t kStreamingReadBytes = 128 << 10;
 // A read that covers a whole extent nobody has decoded or is decoding takes it straight from the
 // decoder into its own buffer: a sequential reader then costs one decode per extent, no copy, and
 // nothing for the cache to keep. An extent being decoded by another request is waited for instead.
-bool ImageImpl::decode_direct(const Inode& ino, const MappedExtent& ext, uint64_t pos, uint64_t length) const {
-  return is_decoded(ext) && pos == ext.la && length == ext.llen && !cache_->has(extent_key(ino, ext));
+bool ImageImpl::decode_direct(const MappedExtent& ext, uint64_t skip, uint64_t length, ExtentInCache& in_cache) const {
+  return is_decoded(ext) && skip == 0 && length == ext.llen && !in_cache.cached();
 }
 
 // A read that needs two or more pclusters from the device asks for all of them before it waits
@@ -86,7 +86,8 @@ size_t ImageImpl::read_compressed(const Inode& ino, uint64_t offset, std::span<u
       throw;
     }
     const size_t n = size_t(std::min<uint64_t>(buf.size() - done, ext.la + ext.llen - pos));
-    const bool direct = decode_direct(ino, ext, pos, n);
+    ExtentInCache in_cache(*this, ino, ext);
+    const bool direct = decode_direct(ext, pos - ext.la, n, in_cache);
     if (direct && !run.joins(ext)) flush();
     if (direct && run.joins(ext)) {
       run.add(ext);
@@ -95,7 +96,7 @@ size_t ImageImpl::read_compressed(const Inode& ino, uint64_t offset, std::span<u
       decode_into(ino, ext, buf.subspan(done, n), compress::Decoder::Unchecked::Zero);
     } else {
       flush();
-      read_extent(ino, ext, pos - ext.la, buf.subspan(done, n));
+      read_extent(ino, ext, pos - ext.la, buf.subspan(done, n), in_cache);
     }
     done += n;
   }
@@ -122,9 +123,12 @@ std::vector<SharedBytes> ImageImpl::read_shared(const Inode& ino, uint64_t offse
   std::vector<MappedExtent> extents;
   for (uint64_t pos = offset; pos < end; pos = extents.back().la + extents.back().llen) extents.push_back(map.map(pos));
   ask_ahead(ino, extents);
+  const bool streaming = end - offset >= kStreamingReadBytes;
   for (uint64_t pos = offset; const MappedExtent& ext : extents) {
     const size_t n = size_t(std::min<uint64_t>(end - pos, ext.la + ext.llen - pos));
-    if (decode_direct(ino, ext, pos, n)) {
+    const uint64_t skip = pos - ext.la;
+    ExtentInCache in_cache(*this, ino, ext);
+    if (decode_direct(ext, skip, n, in_cache)) {
       if (!direct) direct = buffers_.take(size_t(end - offset));
       const std::span<uint8_t> at = std::span(*direct).subspan(size_t(pos - offset), n);
       decode_into(ino, ext, at, compress::Decoder::Unchecked::Zero);
@@ -132,26 +136,25 @@ std::vector<SharedBytes> ImageImpl::read_shared(const Inode& ino, uint64_t offse
         pieces.back().bytes = {pieces.back().bytes.data(), pieces.back().bytes.size() + n};
       else
         pieces.push_back({direct, at});
-    } else if (is_decoded(ext) && (head_only(ino, ext, pos - ext.la, n) || (!whole_extents_ &&
-                                   end - offset < kStreamingReadBytes && !cache_->has(extent_key(ino, ext))))) {
+    } else if (is_decoded(ext) && (head_only(ext, skip, n, in_cache) || (!whole_extents_ && !streaming && !in_cache.cached()))) {
       // Small reads come from random readers (a sequential one's come from the kernel's readahead,
       // large): an extent nobody has decoded is decoded as far as the read goes and not cached.
       // Random pages seldom come back for the same extent before the page store hands the kernel
       // all of it, and kept, such extents filled the cache with fresh memory (a reader of every
       // page of the 10^9-byte file in random order, 4 KiB pclusters: 72,000 page faults, a third
       // of the daemon's CPU).
-      auto head = decoded_head(ino, ext, pos - ext.la + n);
-      pieces.push_back({head, std::span<const uint8_t>(*head).subspan(size_t(pos - ext.la), n)});
+      auto head = decoded_head(ino, ext, skip + n);
+      pieces.push_back({head, std::span<const uint8_t>(*head).subspan(size_t(skip), n)});
     } else if (is_decoded(ext)) {
       auto data = decoded_extent(ino, ext);
-      pieces.push_back({data, std::span<const uint8_t>(*data).subspan(size_t(pos - ext.la), n)});
+      pieces.push_back({data, std::span<const uint8_t>(*data).subspan(size_t(skip), n)});
       // A streaming reader (the kernel's readahead asks for large pieces) that takes an extent
       // through its end will not come back for it: kept, the extents at the edges of its reads
       // would fill the whole cache with fresh memory, each page faulted in once (the 10^9-byte
       // file through FUSE at 64 KiB pclusters: 75,000 page faults, a fifth of the daemon's CPU).
-      if (end - offset >= kStreamingReadBytes && pos + n == ext.la + ext.llen) cache_->forget(extent_key(ino, ext));
+      if (streaming && skip + n == ext.llen) cache_->forget(in_cache.key());
     } else {
-      own(n, [&](std::span<uint8_t> b) { read_extent(ino, ext, pos - ext.la, b); });
+      own(n, [&](std::span<uint8_t> b) { read_extent(ino, ext, skip, b, in_cache); });
     }
     pos += n;
   }
@@ -169,7 +172,8 @@ void ImageImpl::prefetch(const Inode& ino, uint64_t offset, uint64_t length) con
   }
 }
 
-void ImageImpl::read_extent(const Inode& ino, const MappedExtent& ext, uint64_t skip, std::span<uint8_t> out) const {
+void ImageImpl::read_extent(const Inode& ino, const MappedExtent& ext, uint64_t skip, std::span<uint8_t> out,
+                            ExtentInCache& in_cache) const {
   switch (ext.source) {
     case MappedExtent::Source::Hole:
       std::memset(out.data(), 0, out.size());
@@ -179,7 +183,7 @@ void ImageImpl::read_extent(const Inode& ino, const MappedExtent& ext, uint64_t 
     case MappedExtent::Source::Device:
     case MappedExtent::Source::Inline:
       if (ext.algorithm < 0) return read_stored(ino, ext, skip, out);
-      if (head_only(ino, ext, skip, out.size())) return read_extent_head(ino, ext, skip, out);
+      if (head_only(ext, skip, out.size(), in_cache)) return read_extent_head(ino, ext, skip, out);
       const auto data = decoded_extent(ino, ext);
       std::memcpy(out.data(), data->data() + skip, out.size());
       return;
@@ -220,12 +224,11 @@ void ImageImpl::read_fragment(const Inode& ino, uint64_t offset, std::span<uint8
 // extent at its start first, so it still decodes each one once, whole, into the cache.
 // So does one that reads the start of an extent whose rest a streaming reader took already
 // (requests handled out of order): nobody else will want the extent.
-bool ImageImpl::head_only(const Inode& ino, const MappedExtent& ext, uint64_t skip, uint64_t length) const {
+bool ImageImpl::head_only(const MappedExtent& ext, uint64_t skip, uint64_t length, ExtentInCache& in_cache) const {
   // Up to the extent's end, the head is the whole extent: decoded into the cache, the reader of
   // the part before (a request handled at the same time) finds it there.
   if (whole_extents_ || skip + length >= ext.llen) return false;
-  const PclusterKey key = extent_key(ino, ext);
-  return skip > 0 ? !cache_->has(key) : cache_->finished(key);
+  return skip > 0 ? !in_cache.cached() : cache_->finished(in_cache.key());
 }
 
 std::shared_ptr<compress::UninitBytes> ImageImpl::decoded_head(const Inode& ino, const MappedExtent& ext,

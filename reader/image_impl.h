@@ -105,15 +105,33 @@ class ImageImpl final : public Image {
   // The first device block of a chunk, or nullopt for a hole.
   std::optional<uint64_t> chunk_start(const Inode& ino, uint64_t chunk) const;
   size_t read_compressed(const Inode& ino, uint64_t offset, std::span<uint8_t> buf) const;
-  void read_extent(const Inode& ino, const MappedExtent& ext, uint64_t skip, std::span<uint8_t> out) const;
   void read_stored(const Inode& ino, const MappedExtent& ext, uint64_t skip, std::span<uint8_t> out) const;
   void read_fragment(const Inode& ino, uint64_t offset, std::span<uint8_t> out) const;
   // check_data's read of one extent through read(): whole into `buf` when it is decoded,
   // else a megabyte at a time.
   void read_through(const Inode& ino, const Extent& ext, std::vector<uint8_t>& buf, uint64_t& bytes) const;
-  bool decode_direct(const Inode& ino, const MappedExtent& ext, uint64_t pos, uint64_t length) const;
+  // One extent's key and whether the cache holds it, looked up once (the cache's lock) however
+  // many of the rules below ask.
+  class ExtentInCache {
+   public:
+    ExtentInCache(const ImageImpl& image, const Inode& ino, const MappedExtent& ext)
+        : cache_(*image.cache_), key_(image.extent_key(ino, ext)) {}
+    const PclusterKey& key() const { return key_; }
+    bool cached() {
+      if (!cached_) cached_ = cache_.has(key_);
+      return *cached_;
+    }
+
+   private:
+    PclusterCache& cache_;
+    PclusterKey key_;
+    std::optional<bool> cached_;
+  };
+  void read_extent(const Inode& ino, const MappedExtent& ext, uint64_t skip, std::span<uint8_t> out,
+                   ExtentInCache& in_cache) const;
+  bool decode_direct(const MappedExtent& ext, uint64_t skip, uint64_t length, ExtentInCache& in_cache) const;
   void ask_ahead(const Inode& ino, std::span<const MappedExtent> extents) const;
-  bool head_only(const Inode& ino, const MappedExtent& ext, uint64_t skip, uint64_t length) const;
+  bool head_only(const MappedExtent& ext, uint64_t skip, uint64_t length, ExtentInCache& in_cache) const;
   // Decodes the extent's first `length` bytes only, into a buffer of the pool.
   std::shared_ptr<compress::UninitBytes> decoded_head(const Inode& ino, const MappedExtent& ext, uint64_t length) const;
   // decoded_head's bytes [skip, skip + out.size()), copied out.
