@@ -129,7 +129,7 @@ std::vector<SharedBytes> ImageImpl::read_shared(const Inode& ino, uint64_t offse
     const uint64_t skip = pos - ext.la;
     ExtentInCache in_cache(*this, ino, ext);
     if (decode_direct(ext, skip, n, in_cache)) {
-      if (!direct) direct = buffers_.take(size_t(end - offset));
+      if (!direct) direct = buffers_.take_brief(size_t(end - offset));
       const std::span<uint8_t> at = std::span(*direct).subspan(size_t(pos - offset), n);
       decode_into(ino, ext, at, compress::Decoder::Unchecked::Zero);
       if (!pieces.empty() && pieces.back().owner == direct && pieces.back().bytes.data() + pieces.back().bytes.size() == at.data())
@@ -236,7 +236,7 @@ std::shared_ptr<compress::UninitBytes> ImageImpl::decoded_head(const Inode& ino,
   MappedExtent head = ext;
   head.llen = length;
   head.partial = true;
-  auto bytes = buffers_.take(size_t(length));
+  auto bytes = buffers_.take_brief(size_t(length));
   decode_into(ino, head, *bytes, compress::Decoder::Unchecked::Zero);
   return bytes;
 }

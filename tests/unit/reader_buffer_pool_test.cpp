@@ -1,5 +1,5 @@
 // BufferPool: decode buffers handed out again once let go, within a byte bound, the oldest
-// dropped first; small ones left to malloc; a buffer may outlive its pool.
+// dropped first; small ones left to malloc unless brief; a buffer may outlive its pool.
 #include <algorithm>
 #include <atomic>
 #include <thread>
@@ -34,6 +34,35 @@ TEST(BufferPool, NotForALargerSizeNorOneUnderHalfItsCapacity) {
   auto larger = pool.take(600 << 10);
   auto smaller = pool.take(100 << 10);
   EXPECT_EQ(pool.kept_bytes(), kept);
+}
+
+// Heads of extents and whole-extent reads are let go once replied: any kept buffer will do, and
+// small sizes are pooled as well, so a random reader's heads of every size reuse one buffer.
+TEST(BufferPool, ABriefTakeGetsTheSmallestKeptBufferThatFitsHoweverLarger) {
+  BufferPool pool(8 << 20);
+  const uint8_t* small_one;
+  const uint8_t* large_one;
+  {
+    auto a = pool.take(900 << 10);
+    auto b = pool.take(300 << 10);
+    large_one = a->data();
+    small_one = b->data();
+  }
+  {
+    auto head = pool.take_brief(4096);
+    EXPECT_EQ(head->data(), small_one);
+    EXPECT_EQ(head->size(), 4096u);
+    auto next = pool.take_brief(100 << 10);
+    EXPECT_EQ(next->data(), large_one);
+  }
+  auto brief = pool.take_brief(1000);  // both are back: the smaller serves
+  EXPECT_EQ(brief->data(), small_one);
+}
+
+TEST(BufferPool, SmallBriefBuffersArePooled) {
+  BufferPool pool(8 << 20);
+  pool.take_brief(4096);
+  EXPECT_GT(pool.kept_bytes(), 0u);
 }
 
 TEST(BufferPool, KeepsWithinItsBoundDroppingTheOldestFirst) {
