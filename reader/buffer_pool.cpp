@@ -33,6 +33,9 @@ std::shared_ptr<compress::UninitBytes> BufferPool::take(size_t size) { return ta
 std::shared_ptr<compress::UninitBytes> BufferPool::take_brief(size_t size) { return take(size, true); }
 
 std::shared_ptr<compress::UninitBytes> BufferPool::take(size_t size, bool brief) {
+  // A pool too small to keep a buffer of kBriefCapacity (a reader with a small cache) would drop
+  // each one when let go: brief buffers are then made as the others are.
+  brief = brief && kBriefCapacity <= shelf_->keep;
   if (size < kSmallestPooled && !brief) return std::make_shared<compress::UninitBytes>(size);
   std::unique_ptr<compress::UninitBytes> buffer;
   {

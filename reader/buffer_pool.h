@@ -24,10 +24,11 @@ class BufferPool {
   // never one over twice the size.
   std::shared_ptr<compress::UninitBytes> take(size_t size);
   // The same for bytes let go once a reply is written (extent heads, whole-extent reads): the
-  // smallest kept buffer that fits, however much larger, and small sizes too. Random readers ask
-  // for heads of every size; with take's rule each size class needed memory of its own, fresh
-  // pages faulted in one by one (2,200 faults for 9 MiB of random 4 KiB reads at 64 KiB
-  // pclusters, the daemon's system time twice squashfuse's).
+  // smallest kept buffer that fits, however much larger, and small sizes too, in a pool that can
+  // keep at least 2 MiB (else as take). Random readers ask for heads of every size; with take's
+  // rule each size class needed memory of its own, fresh pages faulted in one by one (2,200
+  // faults for 9 MiB of random 4 KiB reads at 64 KiB pclusters, the daemon's system time twice
+  // squashfuse's).
   std::shared_ptr<compress::UninitBytes> take_brief(size_t size);
   // The bytes of the buffers now waiting to be handed out again.
   uint64_t kept_bytes() const;

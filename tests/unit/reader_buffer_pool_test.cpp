@@ -65,6 +65,17 @@ TEST(BufferPool, SmallBriefBuffersArePooled) {
   EXPECT_GT(pool.kept_bytes(), 0u);
 }
 
+// A pool that could not keep a 2 MiB buffer makes brief ones as take() does (malloc for small
+// sizes), instead of a buffer it would drop as soon as it is let go.
+TEST(BufferPool, ASmallPoolMakesBriefBuffersAsOthers) {
+  BufferPool pool(1 << 20);
+  pool.take_brief(4096);
+  EXPECT_EQ(pool.kept_bytes(), 0u);
+  pool.take_brief(300 << 10);
+  EXPECT_GT(pool.kept_bytes(), 0u);
+  EXPECT_LE(pool.kept_bytes(), 1u << 20);
+}
+
 TEST(BufferPool, KeepsWithinItsBoundDroppingTheOldestFirst) {
   BufferPool pool(1 << 20);
   std::vector<std::shared_ptr<erofs::compress::UninitBytes>> held;
