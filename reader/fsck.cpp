@@ -55,7 +55,8 @@ struct DataJob {
 class Checker {
  public:
   Checker(const Image& img, const FsckOptions& o, FsckReport& r)
-      : img_(img), opt_(o), report_(r), workers_(o.workers ? o.workers : std::max(1u, std::thread::hardware_concurrency())),
+      : img_(img), opt_(o), report_(r),
+        workers_(o.workers ? o.workers : 2 * std::max(1u, std::thread::hardware_concurrency())),
         jobs_(workers_ * kQueuedPerWorker) {}
 
   void run();
@@ -365,8 +366,10 @@ FsckReport fsck_image(const std::string& path, const FsckOptions& options) {
   try {
     // Sized for a check's walk: metadata is read in order, decoded extents are wanted again only
     // for fragments, which neighbouring files share.
-    img = Image::open(path,
-                      {.pcluster_cache_bytes = 16ull << 20, .metadata_cache_bytes = 16ull << 20, .whole_extents = true});
+    img = Image::open(path, {.pcluster_cache_bytes = 16ull << 20,
+                             .metadata_cache_bytes = 16ull << 20,
+                             .whole_extents = true,
+                             .direct_reads = true});
   } catch (const CorruptError& e) {
     report.problems.push_back(e.what());
     return report;

@@ -16,7 +16,9 @@ namespace erofs::reader {
 struct FsckOptions {
   bool check_data = true;  // read (and decompress) every byte of every file
   size_t max_problems = 1000;
-  unsigned workers = 0;    // threads checking data; 0: one per core; 1: all on the calling thread
+  // Threads checking data; 0: two per core (reads around the page cache wait for the disk, and
+  // another worker decodes meanwhile); 1: all on the calling thread.
+  unsigned workers = 0;
 };
 
 struct FsckReport {

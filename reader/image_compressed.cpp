@@ -305,8 +305,11 @@ void ImageImpl::decode_stream(const Inode& ino, const MappedExtent& ext, std::sp
 
 namespace {
 
-// What one read of a run may cover: the pclusters stay in the cache while they are decoded.
-constexpr uint64_t kRunBytes = 256 << 10;
+// What one read of a run may cover (its bytes stay in the decoder's buffer while its pclusters
+// are decoded). A read around the page cache (OpenOptions::direct_reads) waits for the disk, and
+// fewer, larger ones wait less: a check of a 10^9-byte file's 64 KiB-pcluster image took 0.24 s
+// with 256 KiB reads, 0.21 s with 1 MiB ones (medians of 7, caches dropped).
+constexpr uint64_t kRunBytes = 1 << 20;
 
 }  // namespace
 

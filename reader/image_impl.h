@@ -62,6 +62,7 @@ class ImageImpl final : public Image {
   std::vector<Xattr> xattrs(const Inode& inode) const override;
   void read_raw(uint64_t offset, std::span<uint8_t> buf) const override { file_.read(offset, buf); }
   uint64_t image_reads() const override { return file_.reads(); }
+  uint64_t image_direct_reads() const override { return file_.direct_reads(); }
   uint64_t image_hints() const override { return file_.hints(); }
 
   // Inode metadata (inodes, xattr ibodies, index and chunk tables, inline data) lives either on the

@@ -1,6 +1,7 @@
 #include "reader/input_image.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,7 +15,7 @@
 
 namespace erofs::reader {
 
-InputImage::InputImage(const std::string& path) : path_(path) {
+InputImage::InputImage(const std::string& path, bool direct_reads) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) {
     int err = errno;
@@ -28,15 +29,39 @@ InputImage::InputImage(const std::string& path) : path_(path) {
     throw IoError(fmt::format("{}: {}", path, std::strerror(err)), err);
   }
   size_ = uint64_t(end);
+  if (direct_reads) open_direct();
 }
 
-InputImage::~InputImage() { ::close(fd_); }
+// Both the O_DIRECT descriptor and the mapping that tells what the cache holds, or neither: an
+// image whose cached state is unknown is read through the cache, as it always could be.
+void InputImage::open_direct() {
+  if (size_ == 0 || size_ > uint64_t(SIZE_MAX)) return;
+  const long page = ::sysconf(_SC_PAGESIZE);
+  if (page <= 0) return;
+  page_ = uint64_t(page);
+  void* map = ::mmap(nullptr, size_t(size_), PROT_READ, MAP_SHARED, fd_, 0);
+  if (map == MAP_FAILED) return;
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
+  if (fd < 0) {
+    ::munmap(map, size_t(size_));
+    return;
+  }
+  map_ = map;
+  direct_fd_ = fd;
+}
+
+InputImage::~InputImage() {
+  if (map_) ::munmap(map_, size_t(size_));
+  if (direct_fd_ >= 0) ::close(direct_fd_);
+  ::close(fd_);
+}
 
 void InputImage::read(uint64_t offset, std::span<uint8_t> buf) const {
   uint64_t end = checked::add(offset, buf.size());
   if (end > size_)
     throw CorruptError(fmt::format("read of {} bytes at offset {} is beyond the end of the image ({} bytes)",
                                    buf.size(), offset, size_));
+  if (read_direct(offset, buf)) return;
   size_t done = 0;
   while (done < buf.size()) {
     ssize_t n = ::pread(fd_, buf.data() + done, buf.size() - done, off_t(offset + done));
@@ -49,6 +74,37 @@ void InputImage::read(uint64_t offset, std::span<uint8_t> buf) const {
     if (n == 0) throw IoError(fmt::format("{}: image shrank while reading at offset {}", path_, offset + done), EIO);
     done += size_t(n);
   }
+}
+
+bool InputImage::read_direct(uint64_t offset, std::span<uint8_t> buf) const {
+  if (direct_fd_ < 0 || buf.size() < kDirectFrom || !direct_works_.load(std::memory_order_relaxed)) return false;
+  if ((offset | buf.size() | reinterpret_cast<uintptr_t>(buf.data())) % kDirectAlign) return false;
+  if (cached(offset, buf.size())) return false;
+  ssize_t n;
+  do n = ::pread(direct_fd_, buf.data(), buf.size(), off_t(offset));
+  while (n < 0 && errno == EINTR);
+  if (n == ssize_t(buf.size())) {
+    reads_.fetch_add(1, std::memory_order_relaxed);
+    direct_reads_.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  // Refused (alignment the filesystem wants larger, or no O_DIRECT reads after all): never again.
+  // A failing or short read is made again through the cache, which says what went wrong.
+  if (n < 0 && errno == EINVAL) direct_works_.store(false, std::memory_order_relaxed);
+  return false;
+}
+
+bool InputImage::cached(uint64_t offset, uint64_t length) const {
+  const uint64_t first = offset / page_ * page_;
+  const uint64_t pages = (offset + length - first + page_ - 1) / page_;
+  unsigned char resident[256];
+  for (uint64_t done = 0; done < pages;) {
+    const uint64_t n = std::min<uint64_t>(pages - done, sizeof resident);
+    if (::mincore(static_cast<char*>(map_) + first + done * page_, size_t(n * page_), resident) != 0) return true;
+    if (std::any_of(resident, resident + n, [](unsigned char r) { return !(r & 1); })) return false;
+    done += n;
+  }
+  return true;
 }
 
 void InputImage::will_need(uint64_t offset, uint64_t length) const {

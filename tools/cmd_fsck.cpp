@@ -27,7 +27,7 @@ int run_fsck(int argc, char** argv) {
   app.add_flag("--metadata-only", metadata_only, "Skip reading (and decompressing) file data");
   app.add_flag("-q,--quiet", quiet, "Print only problems");
   app.add_flag("--json", json, "Print the result as JSON");
-  app.add_option("--workers", o.workers, "Threads checking file data (default: one per core; the report is the same for any count)");
+  app.add_option("--workers", o.workers, "Threads checking file data (default: two per core; the report is the same for any count)");
   std::string root_hash;
   reader::VerityCheckOptions vo;
   app.add_option("--root-hash", root_hash, "Check the dm-verity tree against this root hash (hex); a tree must be there");

@@ -118,7 +118,7 @@ struct CheckReport {
 
 struct CheckSettings {
   bool data = true;      // decode every byte of every file
-  unsigned workers = 0;  // threads checking data; 0: one per core. The report is the same for any count.
+  unsigned workers = 0;  // threads checking data; 0: two per core. The report is the same for any count.
 };
 
 // Counters of an extraction in progress.
