@@ -1,9 +1,13 @@
 // A byte vector whose growth leaves the new bytes unset, for buffers that are filled in full right
 // after they grow (file contents read into them, pclusters encoded or decoded into them): zeroing
-// them first would touch every byte once more. Those of 16 KiB or more start on a page.
+// them first would touch every byte once more. Those of 16 KiB or more start on a page; those of
+// 128 KiB or more are mapped pages of their own.
 #pragma once
 
+#include <sys/mman.h>
+
 #include <cstdint>
+#include <cstddef>
 #include <memory>
 #include <new>
 #include <utility>
@@ -19,12 +23,28 @@ struct UninitAllocator : std::allocator<T> {
   // Large buffers start on a page: the reader reads pclusters into them around the page cache
   // (O_DIRECT), which wants aligned addresses.
   static constexpr size_t kPage = 4096, kAlignedFrom = 16384;
+  // Buffers this large are mapped and unmapped whole. Aligned ones from the heap would leave gaps
+  // in malloc's arenas that its growing mmap threshold then keeps from going back: a fsck of a
+  // tail-packed tree peaked at twice the memory. Their owners pool them, so few maps are made.
+  static constexpr size_t kMappedFrom = 131072;
   T* allocate(size_t n) {
-    if (n * sizeof(T) >= kAlignedFrom) return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(kPage)));
+    if (n > SIZE_MAX / sizeof(T)) throw std::bad_alloc();
+    const size_t bytes = n * sizeof(T);
+    if (bytes >= kMappedFrom) {
+      void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED) throw std::bad_alloc();
+      return static_cast<T*>(p);
+    }
+    if (bytes >= kAlignedFrom) return static_cast<T*>(::operator new(bytes, std::align_val_t(kPage)));
     return std::allocator<T>::allocate(n);
   }
   void deallocate(T* p, size_t n) noexcept {
-    if (n * sizeof(T) >= kAlignedFrom) return ::operator delete(p, std::align_val_t(kPage));
+    const size_t bytes = n * sizeof(T);
+    if (bytes >= kMappedFrom) {
+      ::munmap(p, bytes);
+      return;
+    }
+    if (bytes >= kAlignedFrom) return ::operator delete(p, std::align_val_t(kPage));
     std::allocator<T>::deallocate(p, n);
   }
   template <class U>

@@ -51,7 +51,9 @@ void evict(const std::string& path) {
 class DirectReads : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::current_path() / "reader_direct_reads";
+    // One directory a test: ctest runs the tests of this fixture at once, in separate processes.
+    dir_ = fs::current_path() / (std::string("reader_direct_reads_") +
+                                 ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "src");
     // 4 MiB of text LZ4 compresses about fourfold: some 16 pclusters of 64 KiB.
