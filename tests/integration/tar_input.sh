@@ -25,6 +25,8 @@
 #     non-empty directory, a hard link to a missing entry -> non-zero exit, one line naming the
 #     entry, no image and no temporary file left.
 #  6. --aufs (.wh.NAME -> char 0/0, .wh..wh..opq -> trusted.overlay.opaque=y) and --ovlfs-strip.
+#  7. libarchive is loaded by a tar source only (ld.so's LD_DEBUG=files names what it opens):
+#     `erofs fsck` and `erofs ls` of an image never open it, `erofs mkfs --tar` does.
 #
 # Needs root, loop devices and a kernel with erofs; skips (77) otherwise. The bsdtar
 # (libarchive-tools) parts print a SKIPPED line, counted as skipped, when it is missing.
@@ -256,5 +258,18 @@ if check "mkfs --tar without --aufs" "$EROFS" mkfs -q --tar "$W/plain.img" "$W/a
     umount_image "$W/mnt"
 fi
 check_error "--aufs without --tar" nonzero 'need --tar' "$EROFS" mkfs -q --aufs "$W/x.img" "$W/src"
+
+# libarchive_opened yes|no CMD...: CMD succeeds, and the dynamic loader opens libarchive for it
+# (yes) or not (no)
+libarchive_opened() {
+    local want=$1 log got=no
+    shift
+    log=$(LD_DEBUG=files "$@" 2>&1 >/dev/null) || { echo "$log" | tail -3; return 1; }
+    grep -q 'file=libarchive\.so' <<<"$log" && got=yes
+    [[ $got == "$want" ]] || { echo "libarchive opened: $got, expected $want"; return 1; }
+}
+check "mkfs --tar opens libarchive" libarchive_opened yes "$EROFS" mkfs -q --tar "$W/lib.img" "$W/ar/aufs.tar"
+check "fsck does not open libarchive" libarchive_opened no "$EROFS" fsck -q "$W/lib.img"
+check "ls does not open libarchive" libarchive_opened no "$EROFS" ls "$W/lib.img" /
 
 finish
