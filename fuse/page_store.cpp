@@ -14,6 +14,11 @@ constexpr uint64_t kPage = 4096;
 // of CPU); a fourth time inside few enough that it spent 0.36-0.46 s, while a reader of every
 // block in random order reads as fast as before.
 constexpr uint8_t kTouchesBeforeStore = 4;
+// Extents this small (a 4 KiB pcluster decodes to about 16 KiB of this file) are stored on the
+// first read that ends inside them: their decode and copy cost little beside the requests for
+// their other pages that the store spares the daemon. Waiting for a fourth read would wait for
+// the extent's last page.
+constexpr uint64_t kStoredAtOnceUpTo = 65536;
 
 }  // namespace
 
@@ -39,11 +44,12 @@ void PageStore::after_read(fuse_ino_t ino, const reader::Inode& inode, uint64_t 
   // A read that reaches the extent's end is sequential, or took the rest itself: the pages before
   // it came with the reads before it.
   if (offset + length >= e.offset + e.length) return;
-  // Stored on the fourth read that ends inside it: a reader that keeps coming back to an extent
-  // is likely to read the rest (a random reader of the whole file), one that touches it once or
-  // twice (a few random reads in a large file) would make the store's decode and copy wasted work.
-  const uint64_t key = std::hash<uint64_t>()(inode.nid * 0x9E3779B97F4A7C15ull ^ e.offset);
-  {
+  // A large extent is stored on the fourth read that ends inside it: a reader that keeps coming
+  // back to an extent is likely to read the rest (a random reader of the whole file), one that
+  // touches it once or twice (a few random reads in a large file) would make the store's decode
+  // and copy wasted work.
+  if (e.length > kStoredAtOnceUpTo) {
+    const uint64_t key = std::hash<uint64_t>()(inode.nid * 0x9E3779B97F4A7C15ull ^ e.offset);
     std::lock_guard l(touched_mutex_);
     if (touched_.size() > kMaxRemembered) touched_.clear();
     if (++touched_[key] < kTouchesBeforeStore) return;

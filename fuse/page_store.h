@@ -1,8 +1,9 @@
 // After a read of part of a compressed extent, puts the rest of the decoded extent into the
 // kernel's page cache (fuse_lowlevel_notify_store), as the kernel's own erofs does: the pcluster is
 // decoded once, and further reads inside that extent never reach the daemon. Random reads of big
-// pclusters gain the most. Only an extent that a fourth read ends inside is stored: one touched
-// once or twice (a few random reads in a large file) would make the store wasted work. Runs on its own
+// pclusters gain the most. An extent of up to 64 KiB is stored on the first read that ends inside
+// it; a larger one only when a fourth read ends inside it: one touched once or twice (a few random
+// reads in a large file) would make the store wasted work. Runs on its own
 // thread, because storing waits for page locks that reads still in flight may hold.
 #pragma once
 

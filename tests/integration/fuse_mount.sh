@@ -15,7 +15,8 @@
 #  2. Concurrency: tests/tools/fuse_stress.py, 8 threads reading random ranges (up to 1 MiB) of
 #     the files of 1 MiB and more of the compressible profile for 10 s from two images at once
 #     (lzma -C 65536 with a 1 MiB decoded-pcluster cache, lz4hc -C 65536 with -o poll=0: its
-#     loop sleeps after every request), every byte checked against the source.
+#     loop sleeps after every request; lz4hc -C 4096, whose small extents go to the page cache
+#     on the first read that ends inside them), every byte checked against the source.
 #  3. Read-only: write/append/truncate/create/mkdir/mkfifo/symlink/link/unlink/rmdir/rename/chmod/
 #     chown/utimes/setxattr/removexattr on the mount fail with EROFS ("Read-only file system"),
 #     and the tree is unchanged afterwards.
@@ -394,18 +395,22 @@ if check "erofs mkfs -z lz4hc -C 65536: compressible" \
     check "erofs mount -o cache_size=1M,readahead=2M: compressible lzma" \
         fmount "$W/comp-lzma.img" "$W/mnt-comp-lzma" -o cache_size=1M,readahead=2M,readahead_threads=2 &&
     check "erofs mount -o poll=0 (sleeps after every request): compressible lz4hc" \
-        fmount "$W/comp-lz4hc.img" "$W/mnt-comp-lz4hc" -o poll=0; then
-    VERBOSE=1 check_output "fuse_stress: 8 threads, 10 s, random ranges of two compressed images" 0 \
-        '^fuse_stress: [1-9][0-9]* reads, [1-9][0-9]* bytes verified, [0-9]+ files on 2 mounts, 8 threads, .*, 0 errors$' \
+        fmount "$W/comp-lz4hc.img" "$W/mnt-comp-lz4hc" -o poll=0 &&
+    check "erofs mkfs -z lz4hc -C 4096: compressible" \
+        "$EROFS" mkfs -q -z lz4hc -C 4096 "$W/comp-lz4hc-4k.img" "$W/comp" &&
+    check "erofs mount: compressible lz4hc -C 4096 (small extents stored on their first read)" \
+        fmount "$W/comp-lz4hc-4k.img" "$W/mnt-comp-lz4hc-4k"; then
+    VERBOSE=1 check_output "fuse_stress: 8 threads, 10 s, random ranges of three compressed images" 0 \
+        '^fuse_stress: [1-9][0-9]* reads, [1-9][0-9]* bytes verified, [0-9]+ files on 3 mounts, 8 threads, .*, 0 errors$' \
         timeout 60 python3 "$EROFS_TEST_TOOLS/fuse_stress.py" "$W/comp" "$W/mnt-comp-lzma" "$W/mnt-comp-lz4hc" \
-        --threads 8 --seconds 10 --max-len $((1024 * 1024))
-    for a in lzma lz4hc; do
+        "$W/mnt-comp-lz4hc-4k" --threads 8 --seconds 10 --max-len $((1024 * 1024))
+    for a in lzma lz4hc lz4hc-4k; do
         check_output "treecmp (exact) after the stress: compressible $a" 0 ' 0 differences$' \
             treecmp "$W/comp" "$W/mnt-comp-$a"
         check "erofs umount: compressible $a" fumount "$W/comp-$a.img" "$W/mnt-comp-$a"
     done
 fi
-rm -f "$W/comp-lzma.img"
+rm -f "$W/comp-lzma.img" "$W/comp-lz4hc-4k.img"
 
 # --- 5. unmount under load ----------------------------------------------------------------------------
 # readers: tests/tools/read_loop.py, reading every file of the mount with O_DIRECT (each read a
