@@ -38,7 +38,7 @@ class WindowedInput final : public SegmentInput {
   // once: growing it step by step copied its bytes each time, with the old and new copies
   // resident together.
   WindowedInput(const ContentReader& in, uint64_t offset, uint64_t size, uint64_t window, uint64_t most, bool holes,
-                compress::UninitBytes& buffer)
+                compress::UninitHeapBytes& buffer)
       : in_(in), offset_(offset), size_(size), window_(window), holes_(holes), buf_(buffer) {
     buf_.reserve(size_t(std::min(size, most + window)));
   }
@@ -71,7 +71,7 @@ class WindowedInput final : public SegmentInput {
   const ContentReader& in_;
   const uint64_t offset_, size_, window_;
   const bool holes_;
-  compress::UninitBytes& buf_;
+  compress::UninitHeapBytes& buf_;
   uint64_t start_ = 0, end_ = 0;  // the segment's bytes [start_, end_) are at the buffer's start
 };
 
@@ -135,7 +135,7 @@ void run_compress_pipeline(const std::vector<PipelineFile>& files, const Pipelin
     pool.emplace_back([&] {
       // One encoder per (algorithm, pcluster size) this worker met.
       std::map<std::pair<unsigned, uint32_t>, std::unique_ptr<compress::Encoder>> encoders;
-      compress::UninitBytes window_buffer;
+      compress::UninitHeapBytes window_buffer;
       std::shared_ptr<Task> t;
       while (tasks.pop(t)) {
         try {

@@ -41,7 +41,7 @@ struct SegmentResult {
   bool last = false;                // the file's last segment
   ZSegment z;
   // With keep_input: the raw bytes of a segment of one window or less, unless z.tail holds them all.
-  compress::UninitBytes input;
+  compress::UninitHeapBytes input;
 };
 
 // Calls `sink` on the calling thread for every segment, in order. Files of size 0 produce no

@@ -57,7 +57,7 @@ struct ZSegment {
   // With digests: per extent, the digest of its first k blocks at [k - 1] (whole blocks only), so
   // the writer can find an earlier pcluster whose decoded bytes start like this extent.
   std::vector<std::vector<ZDigest>> prefix_digests;
-  compress::UninitBytes blocks;  // the pclusters, block-aligned, in extent order
+  compress::UninitHeapBytes blocks;  // the pclusters, block-aligned, in extent order
   bool has_tail = false;         // the last extent is `tail`, not in `blocks`
   ZTailPiece tail;
 };
