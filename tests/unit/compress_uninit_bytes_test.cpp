@@ -40,15 +40,18 @@ constexpr bool kSanitized = true;
 constexpr bool kSanitized = false;
 #endif
 
+// A large block freed raises glibc's mmap threshold past 1 MiB, as a build's 4 MiB input windows
+// do: from then on, buffers of that size taken from malloc come from its heap.
+void raise_malloc_mmap_threshold() {
+  std::vector<uint8_t> big(4u << 20, 1);
+  volatile uint8_t sink = big[big.size() / 2];
+  (void)sink;
+}
+
 TEST(UninitBytes, TheLargestGoBackToTheSystemWhenLetGo) {
   if (kSanitized) GTEST_SKIP() << "a sanitizer's allocator holds every buffer";
-  // A large block freed raises glibc's mmap threshold past 1 MiB: from then on, buffers of that
-  // size taken from malloc would come from its heap and stay mapped after they are let go.
-  {
-    std::vector<uint8_t> big(4u << 20, 1);
-    volatile uint8_t sink = big[big.size() / 2];
-    (void)sink;
-  }
+  // Taken from malloc, they would now stay mapped after they are let go.
+  raise_malloc_mmap_threshold();
   const uint8_t* at = nullptr;
   {
     UninitBytes b(1u << 20);
@@ -77,13 +80,7 @@ TEST(UninitHeapBytes, BuffersMadeAgainAndAgainFaultInNoFreshPages) {
     volatile uint8_t sink = b[b.size() / 2];
     (void)sink;
   };
-  // A large block freed raises glibc's mmap threshold past 1 MiB, as a build's 4 MiB input windows
-  // do: from then on buffers of that size come from its heap.
-  {
-    std::vector<uint8_t> big(4u << 20, 1);
-    volatile uint8_t sink = big[big.size() / 2];
-    (void)sink;
-  }
+  raise_malloc_mmap_threshold();
   cycle();
   const uint64_t before = minor_faults();
   for (int i = 0; i < 20; ++i) cycle();
