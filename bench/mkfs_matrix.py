@@ -86,7 +86,10 @@ def run_matrix(a, timed, warm):
                     builds.append((f"-b {c}", "mksquashfs", c, ["mksquashfs", src, img, "-noappend", "-no-progress",
                                                                 "-quiet", "-b", str(c)] + sq_opts))
                 for run in range(1, a.runs + 1):
-                    for layout, builder, c, cmd in builds:
+                    # Every other run in the reverse order: on a VM whose speed drifts over minutes,
+                    # a builder always run first (or last) would carry the drift in every run.
+                    # Alternating cancels it from medians of an even number of runs.
+                    for layout, builder, c, cmd in (builds if run % 2 else builds[::-1]):
                         if (ds, name, layout, builder, str(run)) in done:
                             continue
                         if os.path.exists(img):
