@@ -1,8 +1,10 @@
 // LZMA (algorithm 1): MicroLZMA streams. liblzma's MicroLZMA encoder is fixed-output by design
 // (it encodes as much input as fits in avail_out), so fill() is one lzma_code() call.
 #include <lzma.h>
+#include <sys/mman.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <new>
 #include <stdexcept>
 
@@ -17,11 +19,33 @@ constexpr size_t kMinOutput = 6;
 // The format's limit for the configuration record's dictionary size.
 constexpr uint32_t kMaxDict = 8u << 20;
 
+// The encoder's match finder reaches at random over tables several times the dictionary (about
+// 45 MiB at the 4 MiB default): backed by huge pages they cost fewer TLB misses, which made
+// builds about 3% faster (150 MB of the benchmark's file, -C1048576 -Eall-fragments). The
+// machine's default (transparent huge pages only where asked for) would give them none.
+constexpr size_t kHugePage = 2u << 20;
+
+void* encoder_alloc(void*, size_t nmemb, size_t size) {
+  if (size && nmemb > SIZE_MAX / size) return nullptr;
+  const size_t n = nmemb * size;
+  if (n < kHugePage) return std::malloc(n);
+  const size_t rounded = (n + kHugePage - 1) / kHugePage * kHugePage;
+  if (rounded < n) return nullptr;
+  void* p = std::aligned_alloc(kHugePage, rounded);
+  if (p) madvise(p, rounded, MADV_HUGEPAGE);  // a hint: without it the memory works the same
+  return p;
+}
+
+void encoder_free(void*, void* p) { std::free(p); }
+
+constexpr lzma_allocator kEncoderAllocator{encoder_alloc, encoder_free, nullptr};
+
 class LzmaEncoder final : public Encoder {
  public:
   LzmaEncoder(int level, uint32_t dict_size) {
     if (lzma_lzma_preset(&options_, uint32_t(level))) throw std::invalid_argument("lzma: bad preset");
     options_.dict_size = dict_size;
+    strm_.allocator = &kEncoderAllocator;
   }
   ~LzmaEncoder() override { lzma_end(&strm_); }
 
