@@ -9,8 +9,10 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
+#include "util/mirrored_ring.h"
 #include "util/work_queue.h"
 #include "writer/errors.h"
 #include "writer/source/file_content.h"
@@ -29,50 +31,49 @@ struct Batch {
   bool holes = false;  // the file is sparse: windows that lie in a hole are not read
 };
 
-// A streamed segment's input, read into a buffer the worker keeps between segments (fresh
-// buffers for every segment cost a page fault per page). The buffer holds the extent the encoder
-// works on and a window ahead of it, so the file is read in window-sized pieces.
+// A streamed segment's input, read into a ring the worker keeps between segments (fresh
+// buffers for every segment cost a page fault per page). The ring holds the extent the encoder
+// works on and a window ahead of it, so the file is read in window-sized pieces; the bytes kept
+// from one window to the next stay where they are.
 class WindowedInput final : public SegmentInput {
  public:
-  // `most`: the most one call of at() asks for. The buffer is reserved for that and a window at
-  // once: growing it step by step copied its bytes each time, with the old and new copies
-  // resident together.
-  WindowedInput(const ContentReader& in, uint64_t offset, uint64_t size, uint64_t window, uint64_t most, bool holes,
-                compress::UninitHeapBytes& buffer)
-      : in_(in), offset_(offset), size_(size), window_(window), holes_(holes), buf_(buffer) {
-    buf_.reserve(size_t(std::min(size, most + window)));
-  }
+  // The ring holds at least `most` (the most one call of at() asks for) and a window.
+  WindowedInput(const ContentReader& in, uint64_t offset, uint64_t size, uint64_t window, bool holes,
+                const util::MirroredRing& ring)
+      : in_(in), offset_(offset), size_(size), window_(window), holes_(holes), ring_(ring) {}
 
   uint64_t size() const override { return size_; }
 
   std::span<const uint8_t> at(uint64_t pos, uint64_t n) override {
     if (pos + n > end_) refill(pos, n);
-    return {buf_.data() + (pos - start_), size_t(n)};
+    return {ring_.at(pos), size_t(n)};
   }
 
  private:
-  // Keeps [pos, end) and reads on to at least a window past it.
+  // Reads on from end_ to at least a window past it; [pos, end_) stays in the ring.
   void refill(uint64_t pos, uint64_t n) {
-    const uint64_t keep = end_ - pos;
-    if (keep) std::memmove(buf_.data(), buf_.data() + (pos - start_), size_t(keep));
-    start_ = pos;
     const uint64_t until = std::min(size_, std::max(pos + n, end_ + window_));
-    if (buf_.size() < until - start_) buf_.resize(size_t(until - start_));
-    const std::span<uint8_t> fresh(buf_.data() + keep, size_t(until - end_));
     // The read that ends the file is always made: it checks that the file ends where it should.
     const bool ends_file = in_.size() == offset_ + until;
-    if (holes_ && !ends_file && in_.in_hole(offset_ + end_, fresh.size()))
-      std::fill(fresh.begin(), fresh.end(), uint8_t(0));
-    else
-      in_.read(offset_ + end_, fresh);
-    end_ = until;
+    const bool hole = holes_ && !ends_file && in_.in_hole(offset_ + end_, until - end_);
+    // Written through the ring's first copy only, in two pieces where it wraps: pages of the
+    // second copy that are touched count twice in the process's resident size.
+    while (end_ < until) {
+      const uint64_t room = ring_.size() - end_ % ring_.size();
+      const std::span<uint8_t> fresh(ring_.at(end_), size_t(std::min(until - end_, room)));
+      if (hole)
+        std::fill(fresh.begin(), fresh.end(), uint8_t(0));
+      else
+        in_.read(offset_ + end_, fresh);
+      end_ += fresh.size();
+    }
   }
 
   const ContentReader& in_;
   const uint64_t offset_, size_, window_;
   const bool holes_;
-  compress::UninitHeapBytes& buf_;
-  uint64_t start_ = 0, end_ = 0;  // the segment's bytes [start_, end_) are at the buffer's start
+  const util::MirroredRing& ring_;
+  uint64_t end_ = 0;  // the segment's bytes before end_ are read; the ring's last size() of them are kept
 };
 
 struct Task {
@@ -135,7 +136,8 @@ void run_compress_pipeline(const std::vector<PipelineFile>& files, const Pipelin
     pool.emplace_back([&] {
       // One encoder per (algorithm, pcluster size) this worker met.
       std::map<std::pair<unsigned, uint32_t>, std::unique_ptr<compress::Encoder>> encoders;
-      compress::UninitHeapBytes window_buffer;
+      // Made at the first streamed segment: most workers of a tree never meet one.
+      std::optional<util::MirroredRing> ring;
       std::shared_ptr<Task> t;
       while (tasks.pop(t)) {
         try {
@@ -148,8 +150,9 @@ void run_compress_pipeline(const std::vector<PipelineFile>& files, const Pipelin
             auto& enc = encoders[{file.algorithm, so.pcluster_bytes}];
             if (!enc) enc = compress::make_encoder(o.specs.at(file.algorithm), so.pcluster_bytes);
             if (t->batch.stream) {
-              WindowedInput in(*t->batch.stream, r.offset, r.size, o.window_bytes, so.max_extent, t->batch.holes,
-                               window_buffer);
+              const uint64_t ring_bytes = so.max_extent + o.window_bytes;
+              if (!ring || ring->size() < ring_bytes) ring.emplace(size_t(ring_bytes));
+              WindowedInput in(*t->batch.stream, r.offset, r.size, o.window_bytes, t->batch.holes, *ring);
               r.z = compress_segment(*enc, in, r.offset, so);
             } else {
               r.z = compress_segment(*enc, r.input, r.offset, so);
