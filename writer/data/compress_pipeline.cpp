@@ -1,8 +1,6 @@
 #include "writer/data/compress_pipeline.h"
 
 #include <algorithm>
-#include <cstring>
-#include <cerrno>
 #include <condition_variable>
 #include <deque>
 #include <exception>
