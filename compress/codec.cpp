@@ -145,13 +145,15 @@ std::unique_ptr<Encoder> make_encoder(const Spec& spec, uint32_t max_pcluster_by
       return detail::make_lz4_encoder(a.max_level > 0, level);
     case Algorithm::Lzma: {
       // The dictionary spans input, not output: a pcluster of text holds several times its size
-      // of input, and matches further back than the dictionary are lost. Four times the pcluster
-      // covers most of what text fills one with (linux-6.1 fs/ tree at 64 KiB pclusters: a 64 KiB
-      // dictionary cost 5% in size, 256 KiB 0.2%); eight times gained that 0.2-1.8% back but made
-      // the match finder about 2% slower, which put -C65536 builds behind mkfs.erofs 1.9.3's (which
-      // also uses four). Up to kDefaultMaxDict.
+      // of input, and matches further back than the dictionary are lost (linux-6.1 fs/ tree at
+      // 64 KiB pclusters: a 64 KiB dictionary cost 5% in size, 256 KiB 0.2%). Up to 64 KiB
+      // pclusters, the sizes chosen for speed, four pclusters as mkfs.erofs 1.9.3 takes: eight
+      // gained 1.8% on the 10^9-byte file but made the match finder about 2% slower. Above, the
+      // sizes chosen for the smallest image, eight (at 128 KiB, 1.2% smaller on that file than
+      // four, which 1.9.3's rolling-hash dedupe then beats). Up to kDefaultMaxDict.
+      const uint32_t pcluster = std::bit_ceil(max_pcluster_bytes);
       uint32_t dict = spec.dict_size;
-      if (dict == 0) dict = std::clamp<uint32_t>(std::bit_ceil(max_pcluster_bytes) * 4, 32u << 10, kDefaultMaxDict);
+      if (dict == 0) dict = std::clamp<uint32_t>(pcluster * (pcluster <= (64u << 10) ? 4 : 8), 32u << 10, kDefaultMaxDict);
       return detail::make_lzma_encoder(level, dict);
     }
     case Algorithm::Deflate:

@@ -686,15 +686,16 @@ TEST(Lzma, FirstByteIsTheInvertedPropertiesByte) {
 }
 
 TEST(Encoder, ConfigurationRecords) {
-  // lzma: four times the largest pcluster (most of the input a pcluster of text holds), within
-  // 32 KiB..4 MiB unless asked for (the format allows 8 MiB).
+  // lzma: four times the largest pcluster up to 64 KiB pclusters, eight above (the input a
+  // pcluster of text holds), within 32 KiB..4 MiB unless asked for (the format allows 8 MiB).
   EXPECT_EQ(make_encoder(parse_spec("lzma"), 4096)->lzma_dict_size(), 32u << 10);
+  EXPECT_EQ(make_encoder(parse_spec("lzma"), 16384)->lzma_dict_size(), 64u << 10);
   EXPECT_EQ(make_encoder(parse_spec("lzma"), 65536)->lzma_dict_size(), 256u << 10);
-  EXPECT_EQ(make_encoder(parse_spec("lzma"), 131072)->lzma_dict_size(), 512u << 10);
-  EXPECT_EQ(make_encoder(parse_spec("lzma"), 512u << 10)->lzma_dict_size(), 2u << 20);
+  EXPECT_EQ(make_encoder(parse_spec("lzma"), 131072)->lzma_dict_size(), 1u << 20);
+  EXPECT_EQ(make_encoder(parse_spec("lzma"), 512u << 10)->lzma_dict_size(), 4u << 20);
   EXPECT_EQ(make_encoder(parse_spec("lzma"), 1u << 20)->lzma_dict_size(), 4u << 20);
   EXPECT_EQ(make_encoder(parse_spec("lzma,dictsize=8m"), 1u << 20)->lzma_dict_size(), 8u << 20);
-  EXPECT_EQ(make_encoder(parse_spec("lzma"), 200000)->lzma_dict_size(), 1u << 20);
+  EXPECT_EQ(make_encoder(parse_spec("lzma"), 70000)->lzma_dict_size(), 1u << 20);
   EXPECT_EQ(make_encoder(parse_spec("lzma,dictsize=1048576"), 4096)->lzma_dict_size(), 1u << 20);
   EXPECT_EQ(make_encoder(parse_spec("deflate"), 4096)->deflate_window_bits(), 15);
   // zstd: sixteen times the largest pcluster, within 32 KiB..1 MiB.
