@@ -23,6 +23,8 @@
 #     binary is refused.
 #  8. The report and meta.json record the measured commit (40 hex digits and whether the tree was
 #     clean); a full run refuses a binary that is not exactly a commit, writing nothing.
+#  9. bench/matrix-status on two made-up matrix sets: each cell from the newest set that holds
+#     it, its set and commit named, the targets checked on those figures only.
 #
 # Needs root, loop devices, a kernel with erofs/squashfs, and the peer tools (bench/setup
 # installs them); skips (77) otherwise.
@@ -277,5 +279,31 @@ mkdir -p "$W/copy" && cp "$EROFS" "$W/copy/erofs"
 check_output "full mode refuses a binary that is not exactly a commit (exit 2)" 2 'not exactly a commit' \
     "$RUN" --results "$W/results-refused" --work "$W/work" --erofs "$W/copy/erofs"
 check "... and writes no results" test ! -e "$W/results-refused"
+
+
+# --- 9. bench/matrix-status: each cell from the newest set that holds it, targets checked ------
+S="$W/sets"
+mkdir -p "$S/2026-01-01-t-mkfs-matrix-1" "$S/2026-01-02-t-mkfs-matrix-2"
+cat >"$S/2026-01-01-t-mkfs-matrix-1/matrix.csv" <<'CSV'
+dataset,algorithm,layout,builder,block,run,size_bytes,wall_s,cpu_s,rss_kib
+file,lzma,-C4096,erofs-kit,4096,1,500,12,20,1024
+file,lzma,-C4096,mkfs.erofs 1.9.3,4096,1,600,11,20,1024
+file,lzma,-C65536,erofs-kit,65536,1,1000,10,20,1024
+file,lzma,-C65536,mkfs.erofs 1.9.3,65536,1,990,11,20,1024
+CSV
+cat >"$S/2026-01-02-t-mkfs-matrix-2/matrix.csv" <<'CSV'
+dataset,algorithm,layout,builder,block,run,size_bytes,wall_s,cpu_s,rss_kib
+file,lzma,-C65536,erofs-kit,65536,1,980,10,20,1024
+file,lzma,-C65536,mkfs.erofs 1.9.3,65536,1,990,11,20,1024
+CSV
+echo "Measured erofs-kit: commit 1111111aaaa (clean tree, binary up to date)." >"$S/2026-01-01-t-mkfs-matrix-1/matrix.md"
+echo "Measured erofs-kit: commit 2222222bbbb (clean tree, binary up to date)." >"$S/2026-01-02-t-mkfs-matrix-2/matrix.md"
+check "matrix-status writes its report" "$EROFS_SOURCE_DIR/bench/matrix-status" --sets "$S" --results "$W/status"
+check_output "matrix-status: a cell from the newer set" 0 '\| lzma \| -C65536 \| \[matrix-2\]\([^)]*\) \| 2222222 \| 1 \| 980 \| 0\.9899 \|' \
+    cat "$W/status/status.md"
+check_output "matrix-status: a cell only the older set holds" 0 '\| lzma \| -C4096 \| \[matrix-1\]\([^)]*\) \| 1111111 \|' \
+    cat "$W/status/status.md"
+check_output "matrix-status: that cell's miss" 0 'missed: file lzma -C4096: build wall 1\.09x' cat "$W/status/status.md"
+check "matrix-status: no miss of a cell a newer set measured again" bash -c '! grep -q "C65536.*size" "$1"' _ "$W/status/status.md"
 
 finish
