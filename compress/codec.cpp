@@ -201,7 +201,7 @@ void Decoder::decode(Algorithm alg, std::span<const uint8_t> in, std::span<uint8
   }
   // Only LZ4 can copy bytes it has not written; the other libraries refuse such streams.
   if (alg == Algorithm::Lz4 && !config_.check_lz4_offsets &&
-      (unchecked == Unchecked::Zero || detail::lz4_zero_offset_match(in, out.size())))
+      (unchecked == Unchecked::Zero || (unchecked == Unchecked::Walk && detail::lz4_zero_offset_match(in, out.size()))))
     std::fill(out.begin(), out.end(), uint8_t(0));
   d->decode(in, out, partial);
 }

@@ -100,8 +100,9 @@ class Decoder {
   // How an LZ4 stream is kept from copying bytes of `out` it has not written, when its offsets go
   // unchecked (DecoderConfig::check_lz4_offsets): Zero zeroes `out` first, which costs less than
   // the walk for reused memory already in the CPU cache; Walk walks the stream and zeroes `out`
-  // only if it holds a match at offset 0, which costs less for fresh memory.
-  enum class Unchecked { Zero, Walk };
+  // only if it holds a match at offset 0, which costs less for fresh memory; Zeroed promises that
+  // `out` is zero already (reader::BufferPool::take_zeroed), so nothing is done.
+  enum class Unchecked { Zero, Walk, Zeroed };
 
   // Decodes `in` (leading zero padding already stripped) into exactly out.size() bytes.
   // partial: the stream may hold more output than out.size(); decoding stops early.

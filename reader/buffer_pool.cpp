@@ -28,16 +28,26 @@ size_t capacity_for(size_t size) {
 
 BufferPool::BufferPool(uint64_t keep_bytes) : shelf_(std::make_shared<Shelf>()) { shelf_->keep = keep_bytes; }
 
-std::shared_ptr<compress::UninitBytes> BufferPool::take(size_t size) { return take(size, false); }
+std::shared_ptr<compress::UninitBytes> BufferPool::take(size_t size) { return take(size, Use::Kept); }
 
-std::shared_ptr<compress::UninitBytes> BufferPool::take_brief(size_t size) { return take(size, true); }
+std::shared_ptr<compress::UninitBytes> BufferPool::take_brief(size_t size) { return take(size, Use::Brief); }
 
-std::shared_ptr<compress::UninitBytes> BufferPool::take(size_t size, bool brief) {
+std::shared_ptr<compress::UninitBytes> BufferPool::take_zeroed(size_t size) { return take(size, Use::Zeroed); }
+
+std::shared_ptr<compress::UninitBytes> BufferPool::take(size_t size, Use use) {
   // A pool too small to keep a buffer of kBriefCapacity (a reader with a small cache) would drop
-  // each one when let go: brief buffers are then made as the others are.
-  brief = brief && kBriefCapacity <= shelf_->keep;
+  // each one when let go: brief buffers are then made as the others are, and zeroed ones zeroed
+  // here.
+  const bool pooled_brief = kBriefCapacity <= shelf_->keep;
+  if (use == Use::Zeroed && !pooled_brief) {
+    auto b = take(size, Use::Kept);
+    std::fill(b->begin(), b->end(), uint8_t(0));
+    return b;
+  }
+  const bool brief = use != Use::Kept && pooled_brief;
   if (size < kSmallestPooled && !brief) return std::make_shared<compress::UninitBytes>(size);
   std::unique_ptr<compress::UninitBytes> buffer;
+  bool zeroed = false;
   {
     std::lock_guard l(shelf_->mutex);
     auto& free = shelf_->free;
@@ -45,11 +55,14 @@ std::shared_ptr<compress::UninitBytes> BufferPool::take(size_t size, bool brief)
     // extent would sit in the cache with most of its memory idle.
     size_t best = free.size();
     for (size_t i = 0; i < free.size(); ++i) {
-      const size_t cap = free[i]->capacity();
-      if (cap >= size && (brief || cap / 2 <= size) && (best == free.size() || cap < free[best]->capacity())) best = i;
+      const size_t cap = free[i].buffer->capacity();
+      if (cap >= size && (brief || cap / 2 <= size) && (use != Use::Zeroed || free[i].zeroed) &&
+          (best == free.size() || cap < free[best].buffer->capacity()))
+        best = i;
     }
     if (best != free.size()) {
-      buffer = std::move(free[best]);
+      buffer = std::move(free[best].buffer);
+      zeroed = free[best].zeroed;
       free.erase(free.begin() + ptrdiff_t(best));
       shelf_->bytes -= buffer->capacity();
     }
@@ -58,23 +71,30 @@ std::shared_ptr<compress::UninitBytes> BufferPool::take(size_t size, bool brief)
     buffer = std::make_unique<compress::UninitBytes>();
     buffer->reserve(brief ? std::max(capacity_for(size), kBriefCapacity) : capacity_for(size));
   }
+  if (use == Use::Zeroed && !zeroed) {
+    // Once, for a buffer new to zeroed use: from then on it is zeroed as it is let go.
+    buffer->resize(buffer->capacity());
+    std::fill(buffer->begin(), buffer->end(), uint8_t(0));
+  }
   buffer->resize(size);
-  return {buffer.release(), [shelf = shelf_](compress::UninitBytes* b) { shelf->put(b); }};
+  return {buffer.release(), [shelf = shelf_, zero = use == Use::Zeroed](compress::UninitBytes* b) { shelf->put(b, zero); }};
 }
 
-void BufferPool::Shelf::put(compress::UninitBytes* buffer) {
+void BufferPool::Shelf::put(compress::UninitBytes* buffer, bool zero) {
   std::unique_ptr<compress::UninitBytes> owned(buffer);
-  std::vector<std::unique_ptr<compress::UninitBytes>> dropped;  // freed after the lock
-  std::lock_guard l(mutex);
   const uint64_t cap = owned->capacity();
   if (cap > keep) return;
+  // Only the bytes handed out can have been written.
+  if (zero) std::fill(owned->begin(), owned->end(), uint8_t(0));
+  std::vector<Kept> dropped;  // freed after the lock
+  std::lock_guard l(mutex);
   // The oldest go first: the buffers kept follow the sizes readers ask for now.
   size_t drop = 0;
-  for (; bytes + cap > keep; ++drop) bytes -= free[drop]->capacity();
+  for (; bytes + cap > keep; ++drop) bytes -= free[drop].buffer->capacity();
   for (size_t i = 0; i < drop; ++i) dropped.push_back(std::move(free[i]));
   free.erase(free.begin(), free.begin() + ptrdiff_t(drop));
   bytes += cap;
-  free.push_back(std::move(owned));
+  free.push_back({std::move(owned), zero});
 }
 
 uint64_t BufferPool::kept_bytes() const {

@@ -236,6 +236,13 @@ std::shared_ptr<compress::UninitBytes> ImageImpl::decoded_head(const Inode& ino,
   MappedExtent head = ext;
   head.llen = length;
   head.partial = true;
+  // An unchecked LZ4 decode needs zeroed memory: a zeroed buffer is zeroed again when let go,
+  // after a FUSE read's reply went out, where zeroing it here would add to the reader's wait.
+  if (lz4_unchecked_ && ext.algorithm == int(compress::Algorithm::Lz4)) {
+    auto bytes = buffers_.take_zeroed(size_t(length));
+    decode_into(ino, head, *bytes, compress::Decoder::Unchecked::Zeroed);
+    return bytes;
+  }
   auto bytes = buffers_.take_brief(size_t(length));
   decode_into(ino, head, *bytes, compress::Decoder::Unchecked::Zero);
   return bytes;

@@ -202,6 +202,7 @@ class ImageImpl final : public Image {
   mutable std::unordered_set<uint64_t> indexes_asked_;  // nids (ask_for_index), forgotten past a bound
   std::unique_ptr<DecoderPool> decoders_;
   bool whole_extents_ = false;  // OpenOptions::whole_extents
+  bool lz4_unchecked_ = false;  // !OpenOptions::check_lz4_offsets
 
   // Loaded on first use: reading them may need the packed or metabox inode's compressed data.
   mutable std::mutex prefixes_mutex_;

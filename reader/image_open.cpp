@@ -46,6 +46,7 @@ ImageImpl::ImageImpl(const std::string& path, const OpenOptions& options)
   if (available_algs_ & (1u << unsigned(compress::Algorithm::Zstd))) config.zstd_window_log = compr_cfgs_.zstd_window_log;
   config.check_lz4_offsets = options.check_lz4_offsets;
   whole_extents_ = options.whole_extents;
+  lz4_unchecked_ = !options.check_lz4_offsets;
   decoders_ = std::make_unique<DecoderPool>(config);
   load_special_inodes();
 }

@@ -382,6 +382,10 @@ TEST(Decode, UncheckedLz4OffsetZeroReadsZeros) {
   Bytes dirty(18, 0xAA);
   d.decode(Algorithm::Lz4, zero_offset, dirty, false, Decoder::Unchecked::Walk);
   EXPECT_EQ(dirty, first);
+  // Zeroed: the caller's memory is zero already (reader::BufferPool::take_zeroed), the same bytes.
+  Bytes zeroed(18, 0);
+  d.decode(Algorithm::Lz4, zero_offset, zeroed, false, Decoder::Unchecked::Zeroed);
+  EXPECT_EQ(zeroed, first);
   // With the check (the default) the same stream is refused.
   Bytes out(18, 0);
   EXPECT_THROW(Decoder().decode(Algorithm::Lz4, zero_offset, out, false), DecodeError);

@@ -76,6 +76,46 @@ TEST(BufferPool, ASmallPoolMakesBriefBuffersAsOthers) {
   EXPECT_LE(pool.kept_bytes(), 1u << 20);
 }
 
+// A zeroed buffer is zero whatever its earlier holders wrote: it is zeroed as it is let go, and
+// one let go from other use is not handed out as zeroed.
+TEST(BufferPool, AZeroedTakeIsZeroWhateverWasWrittenBefore) {
+  BufferPool pool(8 << 20);
+  auto all_zero = [](const erofs::compress::UninitBytes& b) {
+    return std::all_of(b.begin(), b.end(), [](uint8_t v) { return v == 0; });
+  };
+  const uint8_t* first;
+  {
+    auto b = pool.take_zeroed(4096);
+    EXPECT_TRUE(all_zero(*b));
+    std::fill(b->begin(), b->end(), uint8_t(0xAA));
+    first = b->data();
+  }
+  {
+    auto b = pool.take_zeroed(100 << 10);  // the same buffer, larger than its last use
+    EXPECT_EQ(b->data(), first);
+    EXPECT_TRUE(all_zero(*b));
+    std::fill(b->begin(), b->end(), uint8_t(0xBB));
+  }
+  {
+    auto b = pool.take_brief(300 << 10);  // brief use leaves it dirty
+    EXPECT_EQ(b->data(), first);
+    std::fill(b->begin(), b->end(), uint8_t(0xCC));
+  }
+  auto b = pool.take_zeroed(500 << 10);
+  EXPECT_TRUE(all_zero(*b));
+}
+
+// Without room to keep brief buffers, a zeroed one is zeroed as it is handed out.
+TEST(BufferPool, ASmallPoolZeroesAsItHandsOut) {
+  BufferPool pool(1 << 20);
+  {
+    auto b = pool.take(300 << 10);
+    std::fill(b->begin(), b->end(), uint8_t(0xAA));
+  }
+  auto b = pool.take_zeroed(300 << 10);
+  EXPECT_TRUE(std::all_of(b->begin(), b->end(), [](uint8_t v) { return v == 0; }));
+}
+
 TEST(BufferPool, KeepsWithinItsBoundDroppingTheOldestFirst) {
   BufferPool pool(1 << 20);
   std::vector<std::shared_ptr<erofs::compress::UninitBytes>> held;
