@@ -3,8 +3,9 @@
 // decoded once, and further reads inside that extent never reach the daemon. Random reads of big
 // pclusters gain the most. An extent of up to 64 KiB is stored on the first read that ends inside
 // it; a larger one only when a fourth read ends inside it: one touched once or twice (a few random
-// reads in a large file) would make the store wasted work. Runs on its own
-// thread, because storing waits for page locks that reads still in flight may hold.
+// reads in a large file) would make the store wasted work. Runs on its own thread, because
+// storing waits for page locks that reads still in flight may hold, at idle priority and a few
+// pages a notification, so that storing never holds up a reader.
 #pragma once
 
 #define FUSE_USE_VERSION 35
