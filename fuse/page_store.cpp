@@ -26,8 +26,8 @@ constexpr uint64_t kStoredAtOnceUpTo = 65536;
 // there is the one the daemon serves: 9 MiB of random 4 KiB reads of the 64 KiB-pcluster image
 // of the 10^9-byte file (53 stores of 360 KB extents, 145 us a notification whole) took 101 us a
 // read storing whole extents, 88-91 us storing 64 KiB pieces from an idle-priority thread, as
-// fast as storing nothing and as squashfuse (medians of 12 and 14 warm runs; the pieces alone
-// or the idle priority alone did not do it).
+// fast as storing nothing and as squashfuse (medians of 12 and 14 warm runs; the pieces did most
+// of it, the idle priority alone nothing).
 constexpr size_t kStoreChunk = 65536;
 
 }  // namespace
