@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <vector>
@@ -71,7 +72,10 @@ uint64_t minor_faults() {
   return uint64_t(u.ru_minflt);
 }
 
-// The writer's per-segment buffers: mapped afresh, each 1 MiB one would fault in 256 new pages.
+// The writer's per-segment buffers: mapped afresh, each 1 MiB one would fault in 256 new pages,
+// 5,120 in 20 rounds. The kernel may fault a reused page in again for reasons of its own (once
+// 1,799 faults with the whole suite running beside; under 256 in 20 runs alone), so the count is
+// taken three times and the fewest must stay below one buffer's pages.
 TEST(UninitHeapBytes, BuffersMadeAgainAndAgainFaultInNoFreshPages) {
   if (kSanitized) GTEST_SKIP() << "a sanitizer's allocator holds every buffer";
   auto cycle = [] {
@@ -82,9 +86,13 @@ TEST(UninitHeapBytes, BuffersMadeAgainAndAgainFaultInNoFreshPages) {
   };
   raise_malloc_mmap_threshold();
   cycle();
-  const uint64_t before = minor_faults();
-  for (int i = 0; i < 20; ++i) cycle();
-  EXPECT_LT(minor_faults() - before, 256u);
+  uint64_t fewest = UINT64_MAX;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const uint64_t before = minor_faults();
+    for (int i = 0; i < 20; ++i) cycle();
+    fewest = std::min(fewest, minor_faults() - before);
+  }
+  EXPECT_LT(fewest, 256u);
 }
 
 }  // namespace
