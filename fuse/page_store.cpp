@@ -11,16 +11,6 @@ namespace {
 constexpr size_t kMaxQueued = 64;
 constexpr size_t kMaxRemembered = 1 << 16;
 constexpr uint64_t kPage = 4096;
-// Random reads of a 64 KiB-pcluster image of the 10^9-byte file, 9 MiB in all, ended a second
-// time inside 568 extents (289 MB stored, read again hardly at all: the daemon spent 0.52-0.72 s
-// of CPU); a fourth time inside few enough that it spent 0.36-0.46 s, while a reader of every
-// block in random order reads as fast as before.
-constexpr uint8_t kTouchesBeforeStore = 4;
-// Extents this small (a 4 KiB pcluster decodes to about 16 KiB of this file) are stored on the
-// first read that ends inside them: their decode and copy cost little beside the requests for
-// their other pages that the store spares the daemon. Waiting for a fourth read would wait for
-// the extent's last page.
-constexpr uint64_t kStoredAtOnceUpTo = 65536;
 // Pages handed to the kernel per notification. The kernel copies a notification's pages into the
 // page cache in one stretch that nothing on that processor preempts, and the reader it delays
 // there is the one the daemon serves: 9 MiB of random 4 KiB reads of the 64 KiB-pcluster image
@@ -54,17 +44,7 @@ void PageStore::after_read(fuse_ino_t ino, const reader::Inode& inode, uint64_t 
   // A read that reaches the extent's end is sequential, or took the rest itself: the pages before
   // it came with the reads before it.
   if (offset + length >= e.offset + e.length) return;
-  // A large extent is stored on the fourth read that ends inside it: a reader that keeps coming
-  // back to an extent is likely to read the rest (a random reader of the whole file), one that
-  // touches it once or twice (a few random reads in a large file) would make the store's decode
-  // and copy wasted work.
-  if (e.length > kStoredAtOnceUpTo) {
-    const uint64_t key = std::hash<uint64_t>()(inode.nid * 0x9E3779B97F4A7C15ull ^ e.offset);
-    std::lock_guard l(touched_mutex_);
-    if (touched_.size() > kMaxRemembered) touched_.clear();
-    if (++touched_[key] < kTouchesBeforeStore) return;
-    touched_.erase(key);
-  }
+  if (!policy_.store_after(inode.nid, inode.size, length, e.offset, e.length)) return;
   jobs_.push({ino, inode, e});  // dropped while the thread is behind
 }
 

@@ -1,22 +1,19 @@
 // After a read of part of a compressed extent, puts the rest of the decoded extent into the
 // kernel's page cache (fuse_lowlevel_notify_store), as the kernel's own erofs does: the pcluster is
 // decoded once, and further reads inside that extent never reach the daemon. Random reads of big
-// pclusters gain the most. An extent of up to 64 KiB is stored on the first read that ends inside
-// it; a larger one only when a fourth read ends inside it: one touched once or twice (a few random
-// reads in a large file) would make the store wasted work. Runs on its own thread, because
-// storing waits for page locks that reads still in flight may hold, at idle priority and a few
-// pages a notification, so that storing never holds up a reader.
+// pclusters gain the most. Which extents, and when: fuse/store_policy.h. Runs on its own thread,
+// because storing waits for page locks that reads still in flight may hold, at idle priority and
+// a few pages a notification, so that storing never holds up a reader.
 #pragma once
 
 #define FUSE_USE_VERSION 35
 #include <fuse3/fuse_lowlevel.h>
 
 #include <cstdint>
-#include <mutex>
 #include <thread>
-#include <unordered_map>
 #include <unordered_set>
 
+#include "fuse/store_policy.h"
 #include "util/work_queue.h"
 #include "reader/image.h"
 
@@ -44,8 +41,7 @@ class PageStore {
   const reader::Image& image_;
   fuse_session* session_;
   util::WorkQueue<Job> jobs_;
-  std::mutex touched_mutex_;
-  std::unordered_map<uint64_t, uint8_t> touched_;  // reads that ended inside an extent, by (nid, extent start) hash
+  StorePolicy policy_;
   std::unordered_set<uint64_t> stored_;   // extents stored lately (the storing thread's)
   std::thread thread_;
 };
