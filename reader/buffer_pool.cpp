@@ -34,17 +34,21 @@ std::shared_ptr<compress::UninitBytes> BufferPool::take_brief(size_t size) { ret
 
 std::shared_ptr<compress::UninitBytes> BufferPool::take_zeroed(size_t size) { return take(size, Use::Zeroed); }
 
+std::shared_ptr<compress::UninitBytes> BufferPool::take_zeroed_kept(size_t size) { return take(size, Use::KeptZeroed); }
+
 std::shared_ptr<compress::UninitBytes> BufferPool::take(size_t size, Use use) {
   // A pool too small to keep a buffer of kBriefCapacity (a reader with a small cache) would drop
   // each one when let go: brief buffers are then made as the others are, and zeroed ones zeroed
   // here.
   const bool pooled_brief = kBriefCapacity <= shelf_->keep;
-  if (use == Use::Zeroed && !pooled_brief) {
+  const bool zero = use == Use::Zeroed || use == Use::KeptZeroed;
+  // Small kept buffers are malloc's, never pooled: zeroed here, in memory malloc has touched.
+  if ((use == Use::Zeroed && !pooled_brief) || (use == Use::KeptZeroed && size < kSmallestPooled)) {
     auto b = take(size, Use::Kept);
     std::fill(b->begin(), b->end(), uint8_t(0));
     return b;
   }
-  const bool brief = use != Use::Kept && pooled_brief;
+  const bool brief = (use == Use::Brief || use == Use::Zeroed) && pooled_brief;
   if (size < kSmallestPooled && !brief) return std::make_shared<compress::UninitBytes>(size);
   std::unique_ptr<compress::UninitBytes> buffer;
   bool zeroed = false;
@@ -56,7 +60,7 @@ std::shared_ptr<compress::UninitBytes> BufferPool::take(size_t size, Use use) {
     size_t best = free.size();
     for (size_t i = 0; i < free.size(); ++i) {
       const size_t cap = free[i].buffer->capacity();
-      if (cap >= size && (brief || cap / 2 <= size) && (use != Use::Zeroed || free[i].zeroed) &&
+      if (cap >= size && (brief || cap / 2 <= size) && (!zero || free[i].zeroed) &&
           (best == free.size() || cap < free[best].buffer->capacity()))
         best = i;
     }
@@ -71,13 +75,13 @@ std::shared_ptr<compress::UninitBytes> BufferPool::take(size_t size, Use use) {
     buffer = std::make_unique<compress::UninitBytes>();
     buffer->reserve(brief ? std::max(capacity_for(size), kBriefCapacity) : capacity_for(size));
   }
-  if (use == Use::Zeroed && !zeroed) {
+  if (zero && !zeroed) {
     // Once, for a buffer new to zeroed use: from then on it is zeroed as it is let go.
     buffer->resize(buffer->capacity());
     std::fill(buffer->begin(), buffer->end(), uint8_t(0));
   }
   buffer->resize(size);
-  return {buffer.release(), [shelf = shelf_, zero = use == Use::Zeroed](compress::UninitBytes* b) { shelf->put(b, zero); }};
+  return {buffer.release(), [shelf = shelf_, zero](compress::UninitBytes* b) { shelf->put(b, zero); }};
 }
 
 void BufferPool::Shelf::put(compress::UninitBytes* buffer, bool zero) {

@@ -105,6 +105,39 @@ TEST(BufferPool, AZeroedTakeIsZeroWhateverWasWrittenBefore) {
   EXPECT_TRUE(all_zero(*b));
 }
 
+// Kept zeroed buffers (the pcluster cache's, for unchecked LZ4) are sized as take's, zero when
+// handed out again whatever was written, and never a dirty buffer from another use.
+TEST(BufferPool, AZeroedKeptTakeIsZeroAndSizedForWhatItHolds) {
+  BufferPool pool(8 << 20);
+  auto all_zero = [](const erofs::compress::UninitBytes& b) {
+    return std::all_of(b.begin(), b.end(), [](uint8_t v) { return v == 0; });
+  };
+  const uint8_t* first;
+  {
+    auto b = pool.take_zeroed_kept(300 << 10);
+    EXPECT_TRUE(all_zero(*b));
+    EXPECT_LE(b->capacity(), size_t(600) << 10);
+    std::fill(b->begin(), b->end(), uint8_t(0xAA));
+    first = b->data();
+  }
+  {
+    auto b = pool.take_zeroed_kept(280 << 10);  // the same buffer, zeroed as it was let go
+    EXPECT_EQ(b->data(), first);
+    EXPECT_TRUE(all_zero(*b));
+  }
+  {
+    auto b = pool.take(290 << 10);  // a plain take may have it, and leaves it dirty
+    EXPECT_EQ(b->data(), first);
+    std::fill(b->begin(), b->end(), uint8_t(0xBB));
+  }
+  auto b = pool.take_zeroed_kept(300 << 10);
+  EXPECT_TRUE(all_zero(*b));
+  // Small sizes are malloc's, zeroed as they are handed out.
+  auto small = pool.take_zeroed_kept(1000);
+  EXPECT_EQ(small->size(), 1000u);
+  EXPECT_TRUE(all_zero(*small));
+}
+
 // Without room to keep brief buffers, a zeroed one is zeroed as it is handed out.
 TEST(BufferPool, ASmallPoolZeroesAsItHandsOut) {
   BufferPool pool(1 << 20);
