@@ -261,15 +261,16 @@ PclusterKey ImageImpl::extent_key(const Inode& ino, const MappedExtent& ext) con
 
 PclusterCache::Bytes ImageImpl::decoded_extent(const Inode& ino, const MappedExtent& ext) const {
   return cache_->get_or_load(extent_key(ino, ext), [&] {
-    // Unchecked LZ4 (FUSE) decodes into a buffer zeroed as it is let go, cheaper than the walk.
+    // Unchecked LZ4 (the mount, extract) decodes into a buffer that is zero already and zeroed
+    // again as it is let go: cheaper than walking the stream for offset-0 matches, which was
+    // 8% of the daemon's CPU for sequential reads of 64 KiB pclusters (extracting the tail-packed
+    // tree: 1.11-1.15 s against 1.16-1.19 s, user CPU 0.69-0.90 s against 0.90-0.96 s).
     if (lz4_unchecked_ && ext.algorithm == int(compress::Algorithm::Lz4)) {
       auto out = buffers_.take_zeroed_kept(size_t(ext.llen));
       decode_into(ino, ext, *out, compress::Decoder::Unchecked::Zeroed);
       return PclusterCache::Bytes(std::move(out));
     }
-    // Bounded by the 12 MiB extent limit: often fresh memory, where the decoder's walk of an LZ4
-    // stream costs less than zeroing it (that cost a third of the extraction of a file kept in
-    // the packed inode).
+    // Every other decoder refuses streams that would read bytes it has not written.
     auto out = buffers_.take(size_t(ext.llen));
     decode_into(ino, ext, *out, compress::Decoder::Unchecked::Walk);
     return PclusterCache::Bytes(std::move(out));
