@@ -64,7 +64,7 @@ void PageStore::work() {
 
 void PageStore::store(const Job& job) {
   const reader::Extent& e = job.extent;
-  const uint64_t key = std::hash<uint64_t>()(job.inode.nid * 0x9E3779B97F4A7C15ull ^ e.offset);
+  const uint64_t key = StorePolicy::extent_key(job.inode.nid, e.offset);
   if (!stored_.insert(key).second) return;
   if (stored_.size() > kMaxRemembered) stored_.clear();
   // Whole pages only: the kernel leaves a partly stored page not up to date. The file's last

@@ -33,6 +33,8 @@ class StorePolicy {
   // the extent [extent_offset, extent_offset + extent_length) before that extent's end. True
   // when the extent is to be stored now. Thread-safe.
   bool store_after(uint64_t nid, uint64_t file_size, uint64_t length, uint64_t extent_offset, uint64_t extent_length);
+  // One extent of one file, as a key: the store's record of extents stored lately uses it too.
+  static uint64_t extent_key(uint64_t nid, uint64_t extent_offset);
 
  private:
   std::mutex mutex_;
