@@ -55,6 +55,7 @@ struct Fs {
   std::unique_ptr<util::TaskPool> decoders;
   std::string mountpoint;
   uint64_t kernel_readahead_bytes = 0;
+  uint32_t max_read = 0;  // -o max_read=, which INIT must repeat or libfuse ends the session
   std::once_flag tuned;  // the kernel's readahead window, set on the first request after INIT
   // The kernel opens files and directories without asking (set at INIT when it can): no OPEN,
   // RELEASE, OPENDIR or RELEASEDIR request, and their pages and listings stay cached.
@@ -245,6 +246,7 @@ void op_init(void* userdata, fuse_conn_info* conn) {
   conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
   // libfuse sizes the kernel's largest request (max_pages) from max_write: 1 MiB reads.
   conn->max_write = 1 << 20;
+  if (fs.max_read) conn->max_read = fs.max_read;
 }
 
 // The kernel gives a FUSE mount a 128 KiB readahead window and lets the daemon only lower it (at
@@ -464,6 +466,7 @@ int mount_and_serve(const MountOptions& o) {
   char real[PATH_MAX];
   fs.mountpoint = ::realpath(o.mountpoint.c_str(), real) ? real : o.mountpoint;
   fs.kernel_readahead_bytes = o.kernel_readahead_bytes;
+  fs.max_read = o.max_read;
 
   std::vector<std::string> args = {"erofs", "-o", "ro,default_permissions,fsname=" + o.image + ",subtype=erofs"};
   for (auto& opt : o.fuse_options) {

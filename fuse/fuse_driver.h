@@ -18,6 +18,9 @@ struct MountOptions {
   unsigned readahead_threads = 0;       // 0: one per core (-o readahead_threads=)
   uint64_t readahead_bytes = 0;         // decoded ahead of a sequential reader (-o readahead=)
   uint64_t kernel_readahead_bytes = 1 << 20;  // the kernel's readahead window (-o kernel_readahead=)
+  // The kernel's largest read request (-o max_read=, a FUSE option libfuse also takes): 0 leaves
+  // it to libfuse, which then sizes it from max_write (1 MiB).
+  uint32_t max_read = 0;
   uint32_t poll_us = 100;  // how long the receiving thread polls for a request before sleeping (-o poll=)
   std::vector<std::string> fuse_options;  // passed to libfuse (-o allow_other, ...)
 };

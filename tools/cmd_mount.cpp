@@ -53,6 +53,7 @@ int run_mount(int argc, char** argv) {
       "  kernel_readahead=BYTES  the kernel's readahead window for this mount, so sequential reads\n"
       "                          come in large requests (default 1M; needs root to raise it, else\n"
       "                          the kernel's 128K stays)\n"
+      "  max_read=BYTES          the largest read the kernel sends (default 1M; suffixes K, M)\n"
       "  poll=MICROSECONDS       after each request, poll this long for the next before sleeping\n"
       "                          (default 100; 0 sleeps at once, spending no CPU time waiting)\n"
       "Other -o options go to FUSE (allow_other, allow_root, ...).",
@@ -76,6 +77,10 @@ int run_mount(int argc, char** argv) {
       else if (key == "kernel_readahead") o.kernel_readahead_bytes = parse_size(key, value, 1ull << 30);
       else if (key == "readahead_threads") o.readahead_threads = unsigned(parse_size(key, value, 256, false));
       else if (key == "poll") o.poll_us = uint32_t(parse_size(key, value, 1000000, false));
+      else if (key == "max_read") {
+        o.max_read = uint32_t(parse_size(key, value, 1u << 30));
+        o.fuse_options.push_back(fmt::format("max_read={}", o.max_read));  // libfuse reads digits only
+      }
       else if (key == "ro") continue;
       else if (key == "rw") throw std::runtime_error("-o rw: EROFS images are read-only");
       else o.fuse_options.push_back(opt);

@@ -15,8 +15,9 @@
 #  2. Concurrency: tests/tools/fuse_stress.py, 8 threads reading random ranges (up to 1 MiB) of
 #     the files of 1 MiB and more of the compressible profile for 10 s from two images at once
 #     (lzma -C 65536 with a 1 MiB decoded-pcluster cache, lz4hc -C 65536 with -o poll=0: its
-#     loop sleeps after every request; lz4hc -C 4096, whose small extents go to the page cache
-#     on the first read that ends inside them), every byte checked against the source.
+#     loop sleeps after every request; lz4hc -C 4096 with -o max_read=128K, whose small extents
+#     go to the page cache on the first read that ends inside them), every byte checked against
+#     the source.
 #  3. Read-only: write/append/truncate/create/mkdir/mkfifo/symlink/link/unlink/rmdir/rename/chmod/
 #     chown/utimes/setxattr/removexattr on the mount fail with EROFS ("Read-only file system"),
 #     and the tree is unchanged afterwards.
@@ -398,8 +399,10 @@ if check "erofs mkfs -z lz4hc -C 65536: compressible" \
         fmount "$W/comp-lz4hc.img" "$W/mnt-comp-lz4hc" -o poll=0 &&
     check "erofs mkfs -z lz4hc -C 4096: compressible" \
         "$EROFS" mkfs -q -z lz4hc -C 4096 "$W/comp-lz4hc-4k.img" "$W/comp" &&
-    check "erofs mount: compressible lz4hc -C 4096 (small extents stored on their first read)" \
-        fmount "$W/comp-lz4hc-4k.img" "$W/mnt-comp-lz4hc-4k"; then
+    check "erofs mount -o max_read=128K: compressible lz4hc -C 4096 (small extents stored on their first read)" \
+        fmount "$W/comp-lz4hc-4k.img" "$W/mnt-comp-lz4hc-4k" -o max_read=128K &&
+    check_output "the kernel mount of compressible lz4hc -C 4096 has max_read=131072" 0 'max_read=131072' \
+        grep -F " $W/mnt-comp-lz4hc-4k " /proc/self/mounts; then
     VERBOSE=1 check_output "fuse_stress: 8 threads, 10 s, random ranges of three compressed images" 0 \
         '^fuse_stress: [1-9][0-9]* reads, [1-9][0-9]* bytes verified, [0-9]+ files on 3 mounts, 8 threads, .*, 0 errors$' \
         timeout 60 python3 "$EROFS_TEST_TOOLS/fuse_stress.py" "$W/comp" "$W/mnt-comp-lzma" "$W/mnt-comp-lz4hc" \
