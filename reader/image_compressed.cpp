@@ -122,8 +122,12 @@ std::vector<SharedBytes> ImageImpl::read_shared(const Inode& ino, uint64_t offse
   const CompressedMap map(*this, ino);
   std::vector<MappedExtent> extents;
   for (uint64_t pos = offset; pos < end; pos = extents.back().la + extents.back().llen) extents.push_back(map.map(pos));
-  ask_ahead(ino, extents);
+  // A streaming reader's pclusters follow each other on the device, where the kernel's readahead
+  // of the image file already reads ahead in large requests; hints for each read of it only cut
+  // those into smaller ones, each a notification of the virtual disk (the 10^9-byte file read in
+  // order through FUSE, 4 KiB pclusters: 1.05-1.09 s with the hints, 0.89-0.92 s without).
   const bool streaming = end - offset >= kStreamingReadBytes;
+  if (!streaming) ask_ahead(ino, extents);
   for (uint64_t pos = offset; const MappedExtent& ext : extents) {
     const size_t n = size_t(std::min<uint64_t>(end - pos, ext.la + ext.llen - pos));
     const uint64_t skip = pos - ext.la;

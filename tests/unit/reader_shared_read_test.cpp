@@ -123,6 +123,24 @@ reader::Extent middle_extent(const reader::Image& image, const reader::Inode& fi
   return e;
 }
 
+// A streaming reader's pclusters follow each other on the device, where the kernel's own
+// readahead reads ahead in larger requests than hints for each read would: a large read asks for
+// nothing, a small one across two cold extents asks for both.
+TEST(SharedRead, OnlyASmallReadAsksForItsColdPclustersAhead) {
+  const StreamedFile src("reader_shared_read_hints");
+  const auto image = reader::Image::open(src.image_path);
+  const reader::Inode file = image->resolve("/big");
+  const reader::Extent e = middle_extent(*image, file);
+  image->read_shared(file, 0, 100);  // maps the file: its index, if asked for, is asked now
+  const uint64_t asked = image->image_hints();
+  const auto large = image->read_shared(file, e.offset - 1000, 256 << 10);  // three or more cold extents
+  ASSERT_FALSE(large.empty());
+  EXPECT_EQ(image->image_hints(), asked);
+  const reader::Extent next = image->extent_at(file, e.offset + e.length + 1000);
+  image->read_shared(file, next.offset + next.length - 100, 200);  // across two extents the large read left
+  EXPECT_EQ(image->image_hints(), asked + 1);
+}
+
 // Small reads (random readers') decode an extent only as far as they go, into buffers of their
 // own, and cache nothing; a large read that ends inside an extent decodes it whole into the
 // cache, and later reads share those bytes.
