@@ -90,7 +90,9 @@ def write(a, rows, load_start, load_end):
          f"{a.peers}. Load average at start {load_start[0]:.2f}, at end {load_end[0]:.2f}.", "",
          f"Measured erofs-kit: commit {a.commit['text']}.", "",
          f"Median of {runs} runs with (min–max); caches dropped before every run, then {a.settle:g} s of rest "
-         "(freed memory goes back to the host of this VM a moment later). Images built by the measured "
+         f"(freed memory goes back to the host of this VM a moment later), then {a.touch_mib} MiB mapped in and "
+         "freed, so that the pages the run takes are present in the host (else every reader's runs came in two "
+         "speeds). Images built by the measured "
          "erofs with lz4hc level 9, squashfs with `mksquashfs -comp lz4 -Xhc` at the paired block size. "
          f"Extractions written below {a.extract_to}. CPU is user + system time of every thread; for FUSE "
          "the daemon's (`daemon CPU`) and the reading commands' (`client CPU`) apart, the kernel's own "
