@@ -89,6 +89,13 @@ struct DecoderConfig {
   bool check_lz4_offsets = true;
 };
 
+// Whether the linked liblz4, decoding a whole block (LZ4_decompress_safe), writes zeros for a
+// match at offset 0 instead of leaving what the buffer held, as 1.9.4 does in each of its copy
+// paths (its partial decode does not, near the end of its output). Found by decoding crafted
+// blocks into dirty buffers, a few microseconds a call: where it holds, an unchecked whole
+// decode's output depends on the stream alone without zeroing the buffer first.
+bool lz4_zeroes_offset_zero_matches();
+
 // Not thread-safe: one decoder per thread; it keeps library contexts between calls.
 class Decoder {
  public:
@@ -102,6 +109,8 @@ class Decoder {
   // the walk for reused memory already in the CPU cache; Walk walks the stream and zeroes `out`
   // only if it holds a match at offset 0, which costs less for fresh memory; Zeroed promises that
   // `out` is zero already (reader::BufferPool::take_zeroed), so nothing is done.
+  // Zero and Walk do nothing for a whole LZ4 block (not partial) when the linked liblz4 writes
+  // zeros for such a match itself (lz4_zeroes_offset_zero_matches).
   enum class Unchecked { Zero, Walk, Zeroed };
 
   // Decodes `in` (leading zero padding already stripped) into exactly out.size() bytes.

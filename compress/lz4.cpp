@@ -117,3 +117,45 @@ std::unique_ptr<AlgDecoder> make_lz4_decoder(bool check_offsets) {
 }
 
 }  // namespace erofs::compress::detail
+
+namespace erofs::compress {
+
+bool lz4_zeroes_offset_zero_matches() {
+  // Each block: literals, a match at offset 0, the last literals; `at` and `length` place the
+  // match in the output. They take the three ways liblz4 1.9.4 copies a match: its fast loop (64
+  // bytes or more of output left), its careful loop, and the careful loop's copy near the end.
+  struct Probe {
+    std::vector<uint8_t> block;
+    size_t size, at, length;
+  };
+  auto make = [](size_t literals, size_t match, size_t last) {
+    Probe p{{}, literals + match + last, literals, match};
+    auto put_length = [&](size_t n) {  // the bytes after a nibble of 15
+      for (n -= 15; n >= 255; n -= 255) p.block.push_back(255);
+      p.block.push_back(uint8_t(n));
+    };
+    const size_t ml = match - 4;
+    p.block.push_back(uint8_t((std::min<size_t>(literals, 15) << 4) | std::min<size_t>(ml, 15)));
+    if (literals >= 15) put_length(literals);
+    for (size_t i = 0; i < literals; ++i) p.block.push_back(uint8_t('a' + i % 26));
+    p.block.insert(p.block.end(), {0, 0});  // the offset
+    if (ml >= 15) put_length(ml);
+    p.block.push_back(uint8_t(std::min<size_t>(last, 15) << 4));
+    if (last >= 15) put_length(last);
+    for (size_t i = 0; i < last; ++i) p.block.push_back(uint8_t('A' + i % 26));
+    return p;
+  };
+  for (const Probe& p : {make(8, 40, 100), make(1, 4, 13), make(2, 20, 8)}) {
+    for (const uint8_t dirt : {uint8_t(0xAA), uint8_t(0x55)}) {
+      std::vector<uint8_t> out(p.size, dirt);
+      const int got = LZ4_decompress_safe(reinterpret_cast<const char*>(p.block.data()),
+                                          reinterpret_cast<char*>(out.data()), int(p.block.size()), int(out.size()));
+      if (got != int(p.size)) return false;
+      if (!std::all_of(out.begin() + long(p.at), out.begin() + long(p.at + p.length), [](uint8_t b) { return b == 0; }))
+        return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace erofs::compress

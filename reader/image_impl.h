@@ -133,6 +133,8 @@ class ImageImpl final : public Image {
   bool decode_direct(const MappedExtent& ext, uint64_t skip, uint64_t length, ExtentInCache& in_cache) const;
   void ask_ahead(const Inode& ino, std::span<const MappedExtent> extents) const;
   bool head_only(const MappedExtent& ext, uint64_t skip, uint64_t length, ExtentInCache& in_cache) const;
+  // Whether the extent's stream may decode to more than the extent (a partial decode).
+  bool decodes_partly(const MappedExtent& ext) const;
   // Decodes the extent's first `length` bytes only, into a buffer of the pool.
   std::shared_ptr<compress::UninitBytes> decoded_head(const Inode& ino, const MappedExtent& ext, uint64_t length) const;
   // decoded_head's bytes [skip, skip + out.size()), copied out.
@@ -203,6 +205,8 @@ class ImageImpl final : public Image {
   std::unique_ptr<DecoderPool> decoders_;
   bool whole_extents_ = false;  // OpenOptions::whole_extents
   bool lz4_unchecked_ = false;  // !OpenOptions::check_lz4_offsets
+  // Unchecked whole LZ4 extents need no zeroed memory (compress::lz4_zeroes_offset_zero_matches).
+  bool lz4_whole_zeroes_ = false;
 
   // Loaded on first use: reading them may need the packed or metabox inode's compressed data.
   mutable std::mutex prefixes_mutex_;

@@ -391,6 +391,36 @@ TEST(Decode, UncheckedLz4OffsetZeroReadsZeros) {
   EXPECT_THROW(Decoder().decode(Algorithm::Lz4, zero_offset, out, false), DecodeError);
 }
 
+// Unchecked LZ4 with offset-0 matches gives the same bytes whatever the buffer held, decoded whole
+// (where liblz4 writes zeros for such matches itself, nothing is zeroed: lz4_zeroes_offset_zero_matches)
+// or partly (always zeroed: liblz4's partial decode copies such a match onto itself near its end).
+TEST(Decode, UncheckedLz4OffsetZeroIsTheSameWhateverTheBufferHeld) {
+  // 8 literals, a 40-byte match at offset 0 (liblz4's fast loop: 64 bytes or more left), 100 literals.
+  Bytes whole = {0x8F, 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 0x00, 0x00, 21, 0xF0, 85};
+  for (int i = 0; i < 100; ++i) whole.push_back(uint8_t('A' + i % 26));
+  // 2 literals, a 20-byte match at offset 0, 8 literals: decoded partly, the output ends in the match.
+  const Bytes part = {0x2F, 'a', 'b', 0x00, 0x00, 1, 0x80, 'A', 'B', 'C', 'D', 'E', 'F', 'G', 'H'};
+  Decoder d({.check_lz4_offsets = false});
+  for (const auto unchecked : {Decoder::Unchecked::Zero, Decoder::Unchecked::Walk}) {
+    Bytes a(148, 0xAA), b(148, 0x55);
+    d.decode(Algorithm::Lz4, whole, a, false, unchecked);
+    d.decode(Algorithm::Lz4, whole, b, false, unchecked);
+    EXPECT_EQ(a, b);
+    EXPECT_TRUE(std::all_of(a.begin() + 8, a.begin() + 48, [](uint8_t x) { return x == 0; }));
+    Bytes c(12, 0xAA), e(12, 0x55);
+    d.decode(Algorithm::Lz4, part, c, true, unchecked);
+    d.decode(Algorithm::Lz4, part, e, true, unchecked);
+    EXPECT_EQ(c, e);
+    EXPECT_EQ(c, Bytes({'a', 'b', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+  }
+  // Where the probe holds, the library itself writes those zeros: nothing is zeroed beforehand.
+  if (lz4_zeroes_offset_zero_matches()) {
+    Bytes dirty(148, 0xAA);
+    d.decode(Algorithm::Lz4, whole, dirty, false, Decoder::Unchecked::Zeroed);
+    EXPECT_TRUE(std::all_of(dirty.begin() + 8, dirty.begin() + 48, [](uint8_t x) { return x == 0; }));
+  }
+}
+
 // The walk behind Decoder::verify at the edges random damage seldom reaches: a match's length
 // bytes that leave too little for the last literals, and a literal length that runs off the end.
 TEST(Decode, Lz4WalkAtTheStreamsEnd) {
