@@ -166,7 +166,6 @@ std::unique_ptr<Encoder> make_encoder(const Spec& spec, uint32_t max_pcluster_by
 
 struct Decoder::State {
   std::array<std::unique_ptr<detail::AlgDecoder>, kAlgorithmCount> algs;
-  bool lz4_zeroes = lz4_zeroes_offset_zero_matches();
 };
 
 Decoder::Decoder(DecoderConfig config) : config_(config), state_(std::make_unique<State>()) {}
@@ -201,7 +200,7 @@ void Decoder::decode(Algorithm alg, std::span<const uint8_t> in, std::span<uint8
     }
   }
   // Only LZ4 can copy bytes it has not written; the other libraries refuse such streams.
-  if (alg == Algorithm::Lz4 && !config_.check_lz4_offsets && (partial || !state_->lz4_zeroes) &&
+  if (alg == Algorithm::Lz4 && !config_.check_lz4_offsets && (partial || !lz4_zeroes_offset_zero_matches()) &&
       (unchecked == Unchecked::Zero || (unchecked == Unchecked::Walk && detail::lz4_zero_offset_match(in, out.size()))))
     std::fill(out.begin(), out.end(), uint8_t(0));
   d->decode(in, out, partial);

@@ -92,8 +92,9 @@ struct DecoderConfig {
 // Whether the linked liblz4, decoding a whole block (LZ4_decompress_safe), writes zeros for a
 // match at offset 0 instead of leaving what the buffer held, as 1.9.4 does in each of its copy
 // paths (its partial decode does not, near the end of its output). Found by decoding crafted
-// blocks into dirty buffers, a few microseconds a call: where it holds, an unchecked whole
-// decode's output depends on the stream alone without zeroing the buffer first.
+// blocks into dirty buffers once per process (a fact about the library linked, so every decoder
+// and reader shares the answer): where it holds, an unchecked whole decode's output depends on
+// the stream alone without zeroing the buffer first.
 bool lz4_zeroes_offset_zero_matches();
 
 // Not thread-safe: one decoder per thread; it keeps library contexts between calls.

@@ -120,7 +120,9 @@ std::unique_ptr<AlgDecoder> make_lz4_decoder(bool check_offsets) {
 
 namespace erofs::compress {
 
-bool lz4_zeroes_offset_zero_matches() {
+namespace {
+
+bool probe_offset_zero_matches() {
   // Each block: literals, a match at offset 0, the last literals; `at` and `length` place the
   // match in the output. They take the three ways liblz4 1.9.4 copies a match: its fast loop (64
   // bytes or more of output left), its careful loop, and the careful loop's copy near the end.
@@ -156,6 +158,13 @@ bool lz4_zeroes_offset_zero_matches() {
     }
   }
   return true;
+}
+
+}  // namespace
+
+bool lz4_zeroes_offset_zero_matches() {
+  static const bool zeroes = probe_offset_zero_matches();
+  return zeroes;
 }
 
 }  // namespace erofs::compress

@@ -279,7 +279,7 @@ PclusterCache::Bytes ImageImpl::decoded_extent(const Inode& ino, const MappedExt
     // file's 64k image in order through FUSE, cold: median 0.80 s against 0.86 s, daemon CPU
     // 480-510 ms against 510-550 ms (5 alternating runs; squashfuse 0.89 s).
     if (lz4_unchecked_ && ext.algorithm == int(compress::Algorithm::Lz4) &&
-        (decodes_partly(ext) || !lz4_whole_zeroes_)) {
+        (decodes_partly(ext) || !compress::lz4_zeroes_offset_zero_matches())) {
       auto out = buffers_.take_zeroed_kept(size_t(ext.llen));
       decode_into(ino, ext, *out, compress::Decoder::Unchecked::Zeroed);
       return PclusterCache::Bytes(std::move(out));

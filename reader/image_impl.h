@@ -205,8 +205,6 @@ class ImageImpl final : public Image {
   std::unique_ptr<DecoderPool> decoders_;
   bool whole_extents_ = false;  // OpenOptions::whole_extents
   bool lz4_unchecked_ = false;  // !OpenOptions::check_lz4_offsets
-  // Unchecked whole LZ4 extents need no zeroed memory (compress::lz4_zeroes_offset_zero_matches).
-  bool lz4_whole_zeroes_ = false;
 
   // Loaded on first use: reading them may need the packed or metabox inode's compressed data.
   mutable std::mutex prefixes_mutex_;

@@ -47,7 +47,6 @@ ImageImpl::ImageImpl(const std::string& path, const OpenOptions& options)
   config.check_lz4_offsets = options.check_lz4_offsets;
   whole_extents_ = options.whole_extents;
   lz4_unchecked_ = !options.check_lz4_offsets;
-  lz4_whole_zeroes_ = lz4_unchecked_ && compress::lz4_zeroes_offset_zero_matches();
   decoders_ = std::make_unique<DecoderPool>(config);
   load_special_inodes();
 }

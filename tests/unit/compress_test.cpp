@@ -445,7 +445,9 @@ TEST(Decode, Lz4WalkAtTheStreamsEnd) {
     EXPECT_EQ(detail::lz4_walk_strict(c.stream, c.out_size), c.sound);
     const int r = LZ4_decompress_safe(reinterpret_cast<const char*>(c.stream.data()), reinterpret_cast<char*>(out.data()),
                                       int(c.stream.size()), int(c.out_size));
-    if (c.sound) EXPECT_EQ(r, int(c.out_size));
+    if (c.sound) {
+      EXPECT_EQ(r, int(c.out_size));
+    }
   }
 }
 
