@@ -1,3 +1,8 @@
+// The rand9m decodes outside the daemons: the bench's 10^9-byte file compressed with lz4hc 9 as
+// 64 KiB-output pclusters and as 128 KiB blocks; 2,304 reads at random places, each decoding its
+// pcluster up to the read's end and its block whole, caches hot. NB=bytes of the file to use,
+// SLEEP=us before each decode, POOL=n output buffers taken in turn, DUMP=1 writes the pclusters'
+// decoded sizes to sizes.txt (for sim-heads.py) and stops. g++ -O2 -std=c++20 lz4-model.cpp -llz4
 #include <lz4.h>
 #include <lz4hc.h>
 #include <chrono>
