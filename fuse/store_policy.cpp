@@ -28,6 +28,10 @@ bool StorePolicy::store_after(uint64_t nid, uint64_t file_size, uint64_t length,
   if (touched_.size() > kExtentsRemembered) touched_.clear();
   uint8_t& touches = touched_[key];
   if (++touches < (small ? kSmallTouches : kLargeTouches)) return false;
+  if (!small && read < file_size / kLargeShare) {
+    --touches;  // the next read inside it asks again
+    return false;
+  }
   touched_.erase(key);
   return true;
 }

@@ -1,6 +1,6 @@
 // StorePolicy: when the FUSE page store hands an extent to the kernel. A small extent on its
-// second read, a large one on its fourth; a small one on its first once an eighth of its file
-// was read; files counted apart.
+// second read, a large one on its fourth once a 64th of its file was read; a small one on its
+// first once an eighth of its file was read; files counted apart.
 #include <gtest/gtest.h>
 
 #include "fuse/store_policy.h"
@@ -26,7 +26,17 @@ TEST(StorePolicy, ASmallExtentIsStoredOnItsSecondRead) {
 
 TEST(StorePolicy, ALargeExtentIsStoredOnItsFourthRead) {
   StorePolicy p;
+  EXPECT_FALSE(p.store_after(7, kFile, kFile / 64, 4 * kLarge, kSmall));  // a 64th of the file, elsewhere
   for (int i = 0; i < 3; ++i) EXPECT_FALSE(p.store_after(7, kFile, 4096, 0, kLarge)) << i;
+  EXPECT_TRUE(p.store_after(7, kFile, 4096, 0, kLarge));
+}
+
+TEST(StorePolicy, ALargeExtentWaitsUntilA64thOfItsFileWasRead) {
+  StorePolicy p;
+  for (int i = 0; i < 6; ++i) EXPECT_FALSE(p.store_after(7, kFile, 4096, 0, kLarge)) << i;
+  EXPECT_FALSE(p.store_after(7, kFile, kFile / 64 - 7 * 4096 - 1, 4 * kLarge, kSmall));  // one byte short
+  EXPECT_FALSE(p.store_after(7, kFile, 4096, 0, kLarge));
+  // Read far enough, the extent's next read stores it: its earlier reads still count.
   EXPECT_TRUE(p.store_after(7, kFile, 4096, 0, kLarge));
 }
 
