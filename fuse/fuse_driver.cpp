@@ -455,6 +455,7 @@ int mount_and_serve(const MountOptions& o) {
     ro.metadata_cache_bytes = o.meta_cache_bytes;
     // Replies come from zeroed buffers (compress::DecoderConfig::check_lz4_offsets); fsck checks.
     ro.check_lz4_offsets = false;
+    ro.mapped_reads = true;
     fs.image = reader::Image::open(o.image, ro);
     fs.root_nid = fs.image->root_nid();
     fs.image->inode(fs.root_nid);

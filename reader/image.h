@@ -109,6 +109,12 @@ struct OpenOptions {
   // cache: it keeps compressed pclusters that the pcluster cache let go (9 MiB of random reads of
   // a 64 KiB-pcluster file read 196 MB from the disk around it, 158 MB through it).
   bool direct_reads = false;
+  // For a random reader (FUSE): the heads of extents that reads end inside are decoded straight
+  // from a mapping of the image, without a copy of the pcluster out of the page cache (9 MiB of
+  // random 4 KiB reads of the 10^9-byte file's 64 KiB-pcluster image: see docs/design.md). Opening
+  // with it installs the reader's SIGBUS handler (reader/mapping_faults.h), which keeps a
+  // truncated or failing image an error.
+  bool mapped_reads = false;
 };
 
 // Bytes of a file in memory that stays valid while `owner` lives.
@@ -191,6 +197,8 @@ class Image {
   virtual uint64_t image_reads() const = 0;
   // Those of them that went around the page cache (OpenOptions::direct_reads).
   virtual uint64_t image_direct_reads() const = 0;
+  // Pclusters decoded from the mapping of the image (OpenOptions::mapped_reads).
+  virtual uint64_t image_mapped_reads() const = 0;
   // Read-ahead hints given so far: a read that needs several pclusters from the device asks for
   // them all before it waits for the first, and the first mapping of a large file for its index.
   virtual uint64_t image_hints() const = 0;

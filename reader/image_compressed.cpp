@@ -244,12 +244,32 @@ std::shared_ptr<compress::UninitBytes> ImageImpl::decoded_head(const Inode& ino,
   // after a FUSE read's reply went out, where zeroing it here would add to the reader's wait.
   if (lz4_unchecked_ && ext.algorithm == int(compress::Algorithm::Lz4)) {
     auto bytes = buffers_.take_zeroed(size_t(length));
-    decode_into(ino, head, *bytes, compress::Decoder::Unchecked::Zeroed);
+    decode_head_into(ino, head, *bytes, compress::Decoder::Unchecked::Zeroed);
     return bytes;
   }
   auto bytes = buffers_.take_brief(size_t(length));
-  decode_into(ino, head, *bytes, compress::Decoder::Unchecked::Zero);
+  decode_head_into(ino, head, *bytes, compress::Decoder::Unchecked::Zero);
   return bytes;
+}
+
+void ImageImpl::decode_head_into(const Inode& ino, const MappedExtent& ext, std::span<uint8_t> out,
+                                 compress::Decoder::Unchecked unchecked) const {
+  if (ext.source == MappedExtent::Source::Device) {
+    check_primary_device(ext.pa, checked::add(ext.pa, ext.plen));
+    bool decoded = false;
+    {
+      auto lease = decoders_->acquire();
+      if (file_.read_mapped(ext.pa, size_t(ext.plen), [&](std::span<const uint8_t> raw) {
+            decoded = true;
+            decode_stream(ino, ext, raw, out, unchecked, lease->decoder);
+          }))
+        return;
+    }
+    // The mapping failed under the decode: what it wrote goes, since an unchecked LZ4 decode must
+    // start from zeros.
+    if (decoded && unchecked == compress::Decoder::Unchecked::Zeroed) std::memset(out.data(), 0, out.size());
+  }
+  decode_into(ino, ext, out, unchecked);
 }
 
 void ImageImpl::read_extent_head(const Inode& ino, const MappedExtent& ext, uint64_t skip, std::span<uint8_t> out) const {

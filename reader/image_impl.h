@@ -63,6 +63,7 @@ class ImageImpl final : public Image {
   void read_raw(uint64_t offset, std::span<uint8_t> buf) const override { file_.read(offset, buf); }
   uint64_t image_reads() const override { return file_.reads(); }
   uint64_t image_direct_reads() const override { return file_.direct_reads(); }
+  uint64_t image_mapped_reads() const override { return file_.mapped_reads(); }
   uint64_t image_hints() const override { return file_.hints(); }
 
   // Inode metadata (inodes, xattr ibodies, index and chunk tables, inline data) lives either on the
@@ -148,6 +149,10 @@ class ImageImpl final : public Image {
   // `unchecked`: Zero for reused buffers, Walk for fresh ones (compress::Decoder::Unchecked).
   void decode_into(const Inode& ino, const MappedExtent& ext, std::span<uint8_t> out,
                    compress::Decoder::Unchecked unchecked, Keep keep = Keep::Bytes) const;
+  // The same for a random reader's head: from the mapping of the image where it can
+  // (OpenOptions::mapped_reads), else as decode_into.
+  void decode_head_into(const Inode& ino, const MappedExtent& ext, std::span<uint8_t> out,
+                        compress::Decoder::Unchecked unchecked) const;
   // The same from the pcluster's bytes, read already (`raw`), with `decoder`.
   void decode_stream(const Inode& ino, const MappedExtent& ext, std::span<const uint8_t> raw, std::span<uint8_t> out,
                      compress::Decoder::Unchecked unchecked, compress::Decoder& decoder, Keep keep = Keep::Bytes) const;

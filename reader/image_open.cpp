@@ -32,7 +32,7 @@ std::unique_ptr<Image> Image::open(const std::string& path, const OpenOptions& o
 }
 
 ImageImpl::ImageImpl(const std::string& path, const OpenOptions& options)
-    : file_(path, options.direct_reads),
+    : file_(path, {.direct = options.direct_reads, .mapped = options.mapped_reads}),
       cache_(std::make_unique<PclusterCache>(options.pcluster_cache_bytes)),
       buffers_(options.pcluster_cache_bytes / kBuffersKeptShare),
       meta_(std::make_unique<MetaCache>(options.metadata_cache_bytes)) {

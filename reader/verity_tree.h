@@ -28,7 +28,7 @@ class HashDevice {
  public:
   explicit HashDevice(const Image& image) : image_(&image) {}
   // Throws IoError when the file cannot be opened.
-  explicit HashDevice(const std::string& path) : file_(std::in_place, path, false) {}
+  explicit HashDevice(const std::string& path) : file_(std::in_place, path, InputImage::Access{}) {}
 
   uint64_t size() const { return file_ ? file_->size() : image_->image_size(); }
   // Exactly out.size() bytes at `offset`; throws CorruptError outside the file, IoError.

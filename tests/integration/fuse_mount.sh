@@ -27,6 +27,11 @@
 #     "erofs mount: read: nid N: extent at ...: ..." naming that file's nid, nothing else. (The
 #     decoder's words vary: a request that starts inside the extent decodes only its head, and
 #     which pages the kernel asks for again after the first error depends on timing.)
+#  4b. An image truncated to half its size under the mount (an lz4hc -C 65536 image of one 3 MiB
+#     file, whose random reads decode heads from a mapping of the image): O_DIRECT reads of every
+#     third page read back right before the cut; after it, each fails with EIO or reads back
+#     right; the daemon lives on, logs nothing (an I/O error is the reader's EIO), and exits 0 on
+#     umount.
 #  5. Unmount under load: six readers loop over the mount with O_DIRECT reads (each a request to
 #     the daemon), logging the time of every read call; `erofs umount` either unmounts or fails
 #     with one line (busy) leaving the mount working; `fusermount3 -u -z` then detaches it. The
@@ -633,6 +638,63 @@ print(f"pages: {right} right, {len(bad)} failed (EIO), {len(wrong)} wrong{wrong[
     rm -rf "$t" "$img" "$W/bad-out"
 }
 damaged
+
+# --- 4b. an image truncated under the mount -----------------------------------------------------------
+# The daemon decodes a random reader's heads from a mapping of the image (OpenOptions::mapped_reads),
+# where a truncated image raises SIGBUS: the pages whose pclusters went fail with EIO, the others
+# read back right, and the daemon lives on.
+section "4b. an image truncated under the mount"
+truncated() {
+    local t=$W/cut img=$W/cut.img mnt=$W/mnt-cut log=$W/cut.log mpid
+    mkdir -p "$t"
+    cp "$W/comp/text/text-3145745" "$t/big.txt"
+    check "erofs mkfs -z lz4hc -C 65536: a 3 MiB file" "$EROFS" mkfs -q -z lz4hc -C 65536 "$img" "$t" || return 1
+    mkdir -p "$mnt"
+    "$EROFS" mount -f "$img" "$mnt" 2>"$log" &
+    mpid=$!
+    check "erofs mount -f (background): image to truncate" wait_mounted "$mnt" || { kill "$mpid"; wait "$mpid"; return 1; }
+    # page by page, O_DIRECT (each read a request that decodes a head), before and after the cut
+    local pages='
+import mmap, os, sys
+src = open(sys.argv[1], "rb").read()
+fd = os.open(sys.argv[2], os.O_RDONLY | os.O_DIRECT)
+buf = mmap.mmap(-1, 4096)
+bad, wrong, right = 0, [], 0
+for page in range(1, (len(src) + 4095) // 4096, 3):
+    try:
+        n = os.preadv(fd, [buf], page * 4096)
+    except OSError as e:
+        if e.errno != 5: raise
+        bad += 1
+        continue
+    if buf[:n] == src[page * 4096:page * 4096 + 4096]: right += 1
+    else: wrong.append(page)
+print(f"pages: {right} right, {bad} failed (EIO), {len(wrong)} wrong{wrong[:5] or str()}")'
+    check_output "truncated image: every third page reads back right before the cut" 0 \
+        '^pages: [1-9][0-9]* right, 0 failed \(EIO\), 0 wrong$' timeout 60 python3 -c "$pages" "$t/big.txt" "$mnt/big.txt"
+    check "truncate the image to half its size under the mount" truncate -s $(($(stat -c %s "$img") / 2)) "$img"
+    check_output "truncated image: pages fail with EIO or read back right" 0 \
+        '^pages: [1-9][0-9]* right, [1-9][0-9]* failed \(EIO\), 0 wrong$' timeout 60 python3 -c "$pages" "$t/big.txt" "$mnt/big.txt"
+    check "truncated image: the daemon is still running" running "$mpid"
+    check "truncated image: erofs umount" "$EROFS" umount "$mnt"
+    if wait_gone 5 "$mpid"; then
+        check "truncated image: erofs mount -f exited 0 after the umount" wait "$mpid"
+    else
+        fail "truncated image: erofs mount -f still running 5 s after the umount"
+        kill "$mpid"
+        wait "$mpid"
+    fi
+    # I/O errors go to the reader as EIO, unlogged (a damaged image's decode errors are logged)
+    if [[ ! -s $log ]]; then
+        pass "truncated image: the daemon logged nothing"
+    else
+        fail "truncated image: the daemon logged:"
+        head -n 5 "$log" | sed 's/^/    /'
+    fi
+    crash_text "$log" && fail "truncated image: crash text in the daemon log"
+    rm -rf "$t" "$img"
+}
+truncated
 
 # --- 6a. signals ----------------------------------------------------------------------------------------
 # The session ends on SIGTERM and SIGHUP (libfuse's handlers) whether the loop is asleep or still

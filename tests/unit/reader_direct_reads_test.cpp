@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -15,7 +14,7 @@
 
 #include "compress/codec.h"
 #include "reader/image.h"
-#include "writer/build_image.h"
+#include "tests/unit/text_image.h"
 
 namespace fs = std::filesystem;
 using namespace erofs;
@@ -54,21 +53,10 @@ class DirectReads : public ::testing::Test {
     // One directory a test: ctest runs the tests of this fixture at once, in separate processes.
     dir_ = fs::current_path() / (std::string("reader_direct_reads_") +
                                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_ / "src");
-    // 4 MiB of text LZ4 compresses about fourfold: some 16 pclusters of 64 KiB.
-    uint64_t x = 11;
-    while (content_.size() < (4u << 20)) {
-      x = x * 6364136223846793005ull + 1442695040888963407ull;
-      content_ += "line " + std::to_string(x >> 50) + " of the file\n";
-    }
-    std::ofstream(dir_ / "src" / "big", std::ios::binary) << content_;
-    writer::BuildOptions o;
-    o.compression.emplace();
-    o.compression->algorithms.push_back(compress::parse_spec("lz4hc"));
-    o.compression->pcluster_bytes = 65536;
-    image_ = (dir_ / "x.img").string();
-    writer::build_image((dir_ / "src").string(), image_, o);
+    // 4 MiB: some 16 pclusters of 64 KiB.
+    auto t = test::build_text_image(dir_, 4u << 20, 11);
+    image_ = t.image;
+    content_ = t.content;
     evict(image_);
     if (resident_pages(image_) != 0) GTEST_SKIP() << "SKIPPED: the filesystem of " << dir_ << " keeps the image cached";
   }

@@ -8,8 +8,8 @@
 
 #include "compress/codec.h"
 #include "reader/image.h"
-#include "writer/build_image.h"
 #include "tests/unit/reader_test_support.h"
+#include "tests/unit/text_image.h"
 
 namespace erofs::test {
 namespace {
@@ -89,28 +89,12 @@ TEST(SharedRead, AReadOfTwoColdPclustersAsksForBothBeforeWaiting) {
   EXPECT_EQ(fresh->image_hints(), 2u);
 }
 
-// A file of text LZ4 compresses about fourfold, in 64 KiB pclusters: extents of ~256 KiB.
+// A file of text in 64 KiB pclusters (tests/unit/text_image.h), in a folder of its own (ctest
+// runs tests side by side).
 struct StreamedFile {
   std::string image_path;
-  // `name`: a folder of its own (ctest runs tests side by side).
-  explicit StreamedFile(const std::string& name) {
-    namespace fs = std::filesystem;
-    const fs::path dir = fs::current_path() / name;
-    fs::remove_all(dir);
-    fs::create_directories(dir / "src");
-    std::string text;
-    for (uint64_t x = 7; text.size() < (2u << 20);) {
-      x = x * 6364136223846793005ull + 1442695040888963407ull;
-      text += "line " + std::to_string(x >> 50) + " of the streamed file\n";
-    }
-    std::ofstream(dir / "src" / "big") << text;
-    writer::BuildOptions o;
-    o.compression.emplace();
-    o.compression->algorithms.push_back(compress::parse_spec("lz4hc"));
-    o.compression->pcluster_bytes = 65536;
-    image_path = (dir / "x.img").string();
-    writer::build_image((dir / "src").string(), image_path, o);
-  }
+  explicit StreamedFile(const std::string& name)
+      : image_path(test::build_text_image(std::filesystem::current_path() / name, 2u << 20, 7).image) {}
 };
 
 // The third extent: it starts past 128 KiB and has room for 128 KiB reads on both sides of its middle.
