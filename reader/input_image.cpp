@@ -130,7 +130,7 @@ bool InputImage::read_mapped(uint64_t offset, size_t length,
                              const std::function<void(std::span<const uint8_t>)>& use) const {
   // One fault ever, and the mapping holds zeros where it was: it serves nobody from then on.
   if (!map_faults_ || map_faults_->load(std::memory_order_acquire) != 0) return false;
-  if (length == 0 || offset > size_ || length > size_ - offset) return false;
+  if (length < kMappedFrom || offset > size_ || length > size_ - offset) return false;
   // The range's pages from the disk in one request, before the first access waits for them.
   const uint64_t first = offset / page_ * page_;
   ::posix_fadvise(fd_, off_t(first), off_t(offset + length - first), POSIX_FADV_WILLNEED);
