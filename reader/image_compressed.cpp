@@ -254,21 +254,20 @@ std::shared_ptr<compress::UninitBytes> ImageImpl::decoded_head(const Inode& ino,
 
 void ImageImpl::decode_head_into(const Inode& ino, const MappedExtent& ext, std::span<uint8_t> out,
                                  compress::Decoder::Unchecked unchecked) const {
-  if (ext.source == MappedExtent::Source::Device) {
-    check_primary_device(ext.pa, checked::add(ext.pa, ext.plen));
-    bool decoded = false;
-    {
-      auto lease = decoders_->acquire();
-      if (file_.read_mapped(ext.pa, size_t(ext.plen), [&](std::span<const uint8_t> raw) {
-            decoded = true;
-            decode_stream(ino, ext, raw, out, unchecked, lease->decoder);
-          }))
-        return;
-    }
-    // The mapping failed under the decode: what it wrote goes, since an unchecked LZ4 decode must
-    // start from zeros.
-    if (decoded && unchecked == compress::Decoder::Unchecked::Zeroed) std::memset(out.data(), 0, out.size());
-  }
+  // The check and the decoder come inside: a pcluster the mapping does not serve (no mapping,
+  // a small one) goes to decode_into, which takes both itself.
+  bool decoded = false;
+  if (ext.source == MappedExtent::Source::Device &&
+      file_.read_mapped(ext.pa, size_t(ext.plen), [&](std::span<const uint8_t> raw) {
+        check_primary_device(ext.pa, checked::add(ext.pa, ext.plen));
+        decoded = true;
+        auto lease = decoders_->acquire();
+        decode_stream(ino, ext, raw, out, unchecked, lease->decoder);
+      }))
+    return;
+  // The mapping failed under the decode: what it wrote goes, since an unchecked LZ4 decode must
+  // start from zeros.
+  if (decoded && unchecked == compress::Decoder::Unchecked::Zeroed) std::memset(out.data(), 0, out.size());
   decode_into(ino, ext, out, unchecked);
 }
 
